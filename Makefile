@@ -1,0 +1,42 @@
+# Two commands do all the set-up on a fresh machine:
+#   make demo   creates .venv, installs recallbench, runs it on the bundled default, writes out/
+#   make test   installs the test dependencies, runs ruff, mypy (strict) and the whole test suite
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
+
+.PHONY: demo test lint typecheck pytest schemas clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed: $(BIN)/python pyproject.toml
+	$(PIP) install -e .
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed pyproject.toml
+	$(PIP) install -e '.[dev]'
+	touch $@
+
+demo: $(VENV)/.installed
+	$(BIN)/recallbench run --out out
+
+test: $(VENV)/.installed-dev lint typecheck pytest
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+
+typecheck: $(VENV)/.installed-dev
+	$(BIN)/mypy
+
+pytest: $(VENV)/.installed-dev
+	$(BIN)/pytest
+
+# Regenerate the JSON Schema files shipped in the package from the models.
+schemas: $(VENV)/.installed
+	$(BIN)/python -m recallbench.schemas
+
+clean:
+	rm -rf $(VENV) out .mypy_cache .ruff_cache .pytest_cache .hypothesis

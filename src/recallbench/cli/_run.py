@@ -1,0 +1,113 @@
+"""`recallbench run`: evaluate a system on a dataset."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+from recallbench.cli._errors import reports_errors
+from recallbench.datasets import DEFAULT_DATASET, load_dataset
+from recallbench.measures import DEFAULT_MEASURES, parse_measures
+from recallbench.report import build_report, render_terminal, write_outputs
+from recallbench.runner import run_dataset
+from recallbench.systems import DEFAULT_SYSTEM, create_system
+
+
+def make_console(quiet: bool = False) -> Console:
+    """The user's terminal width; 120 columns in logs (unless COLUMNS says otherwise)."""
+    probe = Console()
+    width = None if probe.is_terminal or "COLUMNS" in os.environ else 120
+    return Console(quiet=quiet, width=width)
+
+
+def show_progress(console: Console) -> bool:
+    """Progress bars on an interactive terminal only, never in CI logs."""
+    return console.is_terminal and not os.environ.get("CI")
+
+
+@click.command(
+    epilog="""\b
+Examples:
+  recallbench run
+  recallbench run --dataset my-golden.json --k 20 -m ndcg@10 -m recall@20
+  recallbench run --dataset beir:data/scifact --out out/scifact
+"""
+)
+@click.option(
+    "--dataset",
+    "dataset_spec",
+    default=DEFAULT_DATASET,
+    show_default=True,
+    help="Bundled dataset name, a dataset JSON file, or FORMAT:PATH (json, beir).",
+)
+@click.option(
+    "--system",
+    "system_name",
+    default=DEFAULT_SYSTEM,
+    show_default=True,
+    help="Registered system under test.",
+)
+@click.option(
+    "--k",
+    type=click.IntRange(min=1),
+    default=100,
+    show_default=True,
+    help="Results requested per query.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("out"),
+    show_default=True,
+    help="Folder for run.json, report.json and report.md.",
+)
+@click.option(
+    "-m",
+    "--measure",
+    "measure_names",
+    multiple=True,
+    metavar="MEASURE",
+    help=f"Measure to report (repeatable). Default: {' '.join(DEFAULT_MEASURES)}.",
+)
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
+@reports_errors
+def run(
+    dataset_spec: str,
+    system_name: str,
+    k: int,
+    out_dir: Path,
+    measure_names: tuple[str, ...],
+    quiet: bool,
+) -> None:
+    """Run every query of a dataset against a system and report the measures."""
+    measures = parse_measures(measure_names or DEFAULT_MEASURES)
+    dataset = load_dataset(dataset_spec)
+    system = create_system(system_name)
+    console = make_console(quiet)
+    if show_progress(console):
+        with Progress(
+            "{task.description}",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+        ) as bar:
+            task = bar.add_task(f"{system.name} on {dataset.name}", total=len(dataset.queries))
+            recorded = asyncio.run(
+                run_dataset(
+                    dataset, system, k, progress=lambda done, _: bar.update(task, completed=done)
+                )
+            )
+    else:
+        recorded = asyncio.run(run_dataset(dataset, system, k))
+    report = build_report(dataset, recorded, measures)
+    written = write_outputs(out_dir, recorded, report)
+    render_terminal(report, console)
+    console.print("wrote " + ", ".join(str(path) for path in written))

@@ -1,0 +1,73 @@
+"""What a system returned for each query, with enough context to recompute every measure."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Final, Literal
+
+from pydantic import Field, JsonValue, StrictStr
+
+from recallbench.core._dataset import DatasetRef
+from recallbench.core._model import Record
+
+RUN_FORMAT: Final = "recallbench.run/v1"
+
+
+class Hit(Record):
+    """One returned document, in the order the system returned it."""
+
+    doc_id: StrictStr
+    score: float | None = None
+    """The system's own score, when it gives one."""
+    channels: tuple[str, ...] = ()
+    """Retrieval channels that produced this hit (lexical, dense, graph, ...)."""
+
+
+class QueryResult(Record):
+    """A query's ranked results, or the error that prevented them."""
+
+    query_id: StrictStr
+    hits: tuple[Hit, ...] = ()
+    latency_ms: float | None = None
+    """Wall time of the search call (monotonic clock)."""
+    output_bytes: int | None = None
+    """Size of the results as the system returned them."""
+    error: str | None = None
+    """Why the query failed; a failed query scores 0 and counts in the means."""
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None
+
+
+class RunSpec(Record):
+    """How the run was made: system, settings, dataset, software, time."""
+
+    system: str
+    """Name of the system under test (for imported TREC runs: the run tag)."""
+    settings: dict[str, JsonValue] = Field(default_factory=dict)
+    dataset: DatasetRef | None = None
+    k: int | None = None
+    """Number of results requested per query."""
+    recallbench_version: str | None = None
+    git_revision: str | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    ingest_seconds: float | None = None
+    ordering: Literal["as-returned", "score-desc-docid-desc"] = "as-returned"
+    """How hits were ordered: as the system returned them, or trec_eval's rule for imports."""
+
+
+class Run(Record):
+    """A recorded run (`recallbench.run/v1`)."""
+
+    format: Literal["recallbench.run/v1"] = RUN_FORMAT
+    spec: RunSpec
+    results: tuple[QueryResult, ...]
+
+    def ranking(self, query_id: str) -> list[str] | None:
+        """The returned document ids of a query, or None when the run lacks it."""
+        for result in self.results:
+            if result.query_id == query_id:
+                return [hit.doc_id for hit in result.hits]
+        return None

@@ -1,0 +1,110 @@
+"""BEIR folders: ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/<split>.tsv``.
+
+Following BEIR's own loader, only the queries judged in the chosen split are kept.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from recallbench.core import Dataset, DatasetError, Document, Problem, Query
+from recallbench.datasets._json_v1 import cross_reference_problems
+
+
+def is_beir_folder(path: Path) -> bool:
+    return path.is_dir() and (path / "corpus.jsonl").is_file() and (path / "qrels").is_dir()
+
+
+def _jsonl(path: Path, problems: list[Problem]) -> Iterator[tuple[int, dict[str, Any]]]:
+    try:
+        handle = path.open(encoding="utf-8")
+    except FileNotFoundError:
+        problems.append(Problem(str(path), "file not found"))
+        return
+    with handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                problems.append(Problem(f"{path}:{number}", f"invalid JSON: {exc.msg}"))
+                continue
+            if not isinstance(record, dict) or not isinstance(record.get("_id"), str):
+                problems.append(
+                    Problem(f"{path}:{number}", 'expected an object with a string "_id"')
+                )
+                continue
+            yield number, record
+
+
+def load_beir(path: Path, split: str = "test") -> Dataset:
+    """Read a BEIR folder; every malformed line is reported with its ``file:line``."""
+    problems: list[Problem] = []
+    qrels = _read_qrels_tsv(path / "qrels" / f"{split}.tsv", problems)
+    documents = [
+        Document.model_construct(
+            id=record["_id"],
+            text=str(record.get("text", "")),
+            title=record.get("title") or None,
+            metadata=record.get("metadata") or {},
+        )
+        for _, record in _jsonl(path / "corpus.jsonl", problems)
+    ]
+    queries = [
+        Query.model_construct(
+            id=record["_id"],
+            text=str(record.get("text", "")),
+            intent=None,
+            category=None,
+            session_id=None,
+            tags=(),
+            metadata=record.get("metadata") or {},
+        )
+        for _, record in _jsonl(path / "queries.jsonl", problems)
+        if record["_id"] in qrels
+    ]
+    raw = {
+        "documents": [{"id": document.id} for document in documents],
+        "queries": [{"id": query.id} for query in queries],
+        "qrels": qrels,
+    }
+    problems.extend(cross_reference_problems(raw))
+    if problems:
+        raise DatasetError(str(path), problems)
+    return Dataset(
+        name=path.name,
+        version=split,
+        documents=tuple(documents),
+        queries=tuple(queries),
+        qrels=qrels,
+    )
+
+
+def _read_qrels_tsv(path: Path, problems: list[Problem]) -> dict[str, dict[str, int]]:
+    qrels: dict[str, dict[str, int]] = {}
+    try:
+        handle = path.open(encoding="utf-8", newline="")
+    except FileNotFoundError:
+        problems.append(Problem(str(path), "file not found"))
+        return qrels
+    with handle:
+        for number, row in enumerate(csv.reader(handle, delimiter="\t"), start=1):
+            if not row or (number == 1 and row[0] == "query-id"):
+                continue
+            if len(row) != 3:
+                problems.append(Problem(f"{path}:{number}", f"expected 3 columns, got {len(row)}"))
+                continue
+            try:
+                grade = int(row[2])
+            except ValueError:
+                problems.append(
+                    Problem(f"{path}:{number}", f"grade must be an integer, got {row[2]!r}")
+                )
+                continue
+            qrels.setdefault(row[0], {})[row[1]] = grade
+    return qrels

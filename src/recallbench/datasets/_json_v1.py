@@ -1,0 +1,82 @@
+"""The recallbench JSON dataset format, `recallbench.dataset/v1`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Generator, Iterator
+from pathlib import Path
+from typing import Any
+
+from recallbench.core import DATASET_FORMAT, TIERS, Dataset, DatasetError, Problem
+from recallbench.core._validation import json_path, read_json, validate
+
+
+def load_json_dataset(path: Path) -> Dataset:
+    """Read and validate a dataset file, reporting every problem with its JSON path."""
+    data = read_json(path)
+    if isinstance(data, dict) and data.get("format", DATASET_FORMAT) != DATASET_FORMAT:
+        found = json.dumps(data.get("format"))
+        raise DatasetError(
+            str(path), [Problem("format", f"expected {DATASET_FORMAT!r}, got {found}")]
+        )
+    return validate(Dataset, data, str(path), list(cross_reference_problems(data)))
+
+
+def cross_reference_problems(data: Any) -> Iterator[Problem]:
+    """Problems pydantic cannot see: duplicate ids, unknown ids in qrels, unknown tiers.
+
+    Works on raw JSON, skipping parts that are structurally wrong (pydantic reports those).
+    """
+    if not isinstance(data, dict):
+        return
+    doc_ids = yield from _unique_ids(data.get("documents"), "documents")
+    query_ids = yield from _unique_ids(data.get("queries"), "queries")
+    yield from _tier_problems(data.get("documents"))
+    qrels = data.get("qrels")
+    if not isinstance(qrels, dict):
+        return
+    for query_id, judged in qrels.items():
+        if query_ids is not None and query_id not in query_ids:
+            yield Problem(json_path(["qrels", query_id]), f"unknown query {json.dumps(query_id)}")
+        if not isinstance(judged, dict) or doc_ids is None:
+            continue
+        for doc_id in judged:
+            if doc_id not in doc_ids:
+                location = json_path(["qrels", query_id, doc_id])
+                yield Problem(location, f"unknown document {json.dumps(doc_id)}")
+
+
+def _unique_ids(items: Any, field: str) -> Generator[Problem, None, set[str] | None]:
+    """Yield duplicate-id problems; return the set of ids (None when not a list)."""
+    if not isinstance(items, list):
+        return None
+    first_seen: dict[str, int] = {}
+    for index, item in enumerate(items):
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+            continue
+        item_id = item["id"]
+        if item_id in first_seen:
+            where = json_path([field, first_seen[item_id]])
+            message = f"duplicate id {json.dumps(item_id)} (first at {where})"
+            yield Problem(json_path([field, index, "id"]), message)
+        else:
+            first_seen[item_id] = index
+    return set(first_seen)
+
+
+def _tier_problems(documents: Any) -> Iterator[Problem]:
+    if not isinstance(documents, list):
+        return
+    for index, document in enumerate(documents):
+        metadata = document.get("metadata") if isinstance(document, dict) else None
+        if isinstance(metadata, dict) and "tier" in metadata and metadata["tier"] not in TIERS:
+            found = json.dumps(metadata["tier"])
+            yield Problem(
+                json_path(["documents", index, "metadata", "tier"]),
+                f"tier must be one of {', '.join(TIERS)}; got {found}",
+            )
+
+
+def dump_json_dataset(dataset: Dataset) -> str:
+    """The dataset as pretty-printed `recallbench.dataset/v1` JSON."""
+    return dataset.model_dump_json(indent=2, exclude_defaults=False) + "\n"

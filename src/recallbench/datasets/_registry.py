@@ -1,0 +1,56 @@
+"""Find a dataset by bundled name, by ``format:path``, or by path (format detected)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+
+from recallbench.core import Dataset, UnknownNameError
+from recallbench.datasets._beir import is_beir_folder, load_beir
+from recallbench.datasets._json_v1 import load_json_dataset
+
+DEFAULT_DATASET = "agent-memory-sample"
+
+Loader = Callable[[Path], Dataset]
+LOADERS: dict[str, Loader] = {"json": load_json_dataset, "beir": load_beir}
+"""Dataset formats by name, for ``FORMAT:PATH`` specs."""
+
+
+def bundled_datasets() -> list[str]:
+    """Names of the datasets shipped in the package."""
+    folder = resources.files("recallbench.datasets") / "data"
+    return sorted(
+        entry.name.removesuffix(".json")
+        for entry in folder.iterdir()
+        if entry.name.endswith(".json")
+    )
+
+
+def bundled_path(name: str) -> Path:
+    return Path(str(resources.files("recallbench.datasets") / "data" / f"{name}.json"))
+
+
+def load_dataset(spec: str | Path = DEFAULT_DATASET) -> Dataset:
+    """Load a dataset from a bundled name, ``json:PATH``, ``beir:PATH`` or a path.
+
+    >>> load_dataset("agent-memory-sample").name
+    'agent-memory-sample'
+    """
+    text = str(spec)
+    if text in bundled_datasets():
+        return load_json_dataset(bundled_path(text))
+    prefix, sep, rest = text.partition(":")
+    if sep and prefix in LOADERS:
+        return LOADERS[prefix](Path(rest))
+    path = Path(text)
+    if is_beir_folder(path):
+        return load_beir(path)
+    if path.exists() or path.suffix == ".json":
+        return load_json_dataset(path)
+    names = ", ".join(bundled_datasets())
+    formats = ", ".join(f"{name}:PATH" for name in LOADERS)
+    raise UnknownNameError(
+        f"dataset {text!r}: no such file and no bundled dataset of that name "
+        f"(bundled: {names}; or give {formats})"
+    )

@@ -1,0 +1,111 @@
+"""Evaluate rankings against judgments under explicit, named rules (DESIGN §4)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from recallbench.measures._measure import Measure
+from recallbench.measures._table import BoolArray, FloatArray, build_table
+
+
+@dataclass(frozen=True)
+class Rules:
+    """How queries enter the means. Every report names the rules it used."""
+
+    missing: Literal["zero", "skip"] = "zero"
+    """A judged query the run lacks (or that failed): scored 0 and averaged ("zero",
+    trec_eval -c), or left out of the means ("skip", trec_eval's default)."""
+    no_relevant: Literal["exclude", "zero"] = "exclude"
+    """A query without any relevant judged document: left out of the means and counted
+    ("exclude"), or scored 0 like trec_eval ("zero")."""
+    relevance_threshold: int = 1
+    """Binary measures count a document relevant when its grade is at least this."""
+
+    def describe(self) -> dict[str, str]:
+        return {
+            "ordering": "system results in the order returned; imported TREC runs by score "
+            "descending, ties by document id descending (trec_eval)",
+            "missing_or_failed_queries": (
+                "scored 0 and counted in the means (trec_eval -c)"
+                if self.missing == "zero"
+                else "left out of the means (trec_eval default)"
+            ),
+            "queries_without_relevant_documents": (
+                "left out of the means and counted separately"
+                if self.no_relevant == "exclude"
+                else "scored 0 and counted in the means (trec_eval)"
+            ),
+            "relevance": f"a document is relevant when its grade >= {self.relevance_threshold}",
+            "duplicates": "a document returned twice counts once, at its first rank; "
+            "later copies keep their place but earn nothing",
+            "gains": "ndcg: gain = grade; ndcg_exp: gain = 2^grade - 1; discount 1/log2(rank+1)",
+            "rounding": "none before rendering",
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class Evaluation:
+    """Per-query values of every measure, and which queries enter the means."""
+
+    query_ids: tuple[str, ...]
+    values: Mapping[str, FloatArray]
+    """Canonical measure name -> value per query (in ``query_ids`` order)."""
+    included: BoolArray
+    """Whether each query enters the means."""
+    missing: BoolArray
+    """Judged queries absent from the run (or failed)."""
+    no_relevant: BoolArray
+    """Queries without any relevant judged document."""
+    duplicates: Mapping[str, int] = field(default_factory=dict)
+    rules: Rules = field(default_factory=Rules)
+
+    def mean(self, measure: str) -> float:
+        """Mean over the included queries; NaN when no query is included."""
+        chosen = self.values[measure][self.included]
+        return float(chosen.mean()) if len(chosen) else float("nan")
+
+    def means(self) -> dict[str, float]:
+        return {name: self.mean(name) for name in self.values}
+
+    def per_query(self, query_id: str) -> dict[str, float]:
+        index = self.query_ids.index(query_id)
+        return {name: float(values[index]) for name, values in self.values.items()}
+
+
+def evaluate(
+    qrels: Mapping[str, Mapping[str, int]],
+    rankings: Mapping[str, Sequence[str]],
+    measures: Sequence[Measure],
+    rules: Rules | None = None,
+    query_ids: Sequence[str] | None = None,
+) -> Evaluation:
+    """Compute ``measures`` for every query, all queries at once.
+
+    ``query_ids`` defaults to the judged queries. Queries in ``rankings`` outside that set
+    are ignored, like trec_eval does. Nothing passed in is modified.
+    """
+    rules = rules or Rules()
+    ids = list(qrels) if query_ids is None else list(query_ids)
+    table = build_table(qrels, rankings, ids, rules.relevance_threshold)
+    missing = np.array([qid not in rankings for qid in ids], dtype=bool)
+    no_relevant = table.num_rel == 0
+    included = np.ones(len(ids), dtype=bool)
+    if rules.missing == "skip":
+        included &= ~missing
+    if rules.no_relevant == "exclude":
+        included &= ~no_relevant
+    values = {str(measure): measure.compute(table) for measure in measures}
+    duplicates = {qid: int(n) for qid, n in zip(ids, table.duplicates, strict=True) if n}
+    return Evaluation(
+        query_ids=tuple(ids),
+        values=values,
+        included=included,
+        missing=missing,
+        no_relevant=no_relevant,
+        duplicates=duplicates,
+        rules=rules,
+    )

@@ -1,0 +1,155 @@
+"""Evaluate a run on its dataset and assemble the report."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+
+import numpy as np
+
+from recallbench import __version__
+from recallbench.core import Dataset, Query, QueryResult, Run
+from recallbench.measures import Evaluation, Measure, Rules, evaluate
+from recallbench.report._model import (
+    Counts,
+    Distribution,
+    Group,
+    MeasureInfo,
+    QueryReport,
+    QueryStatus,
+    Report,
+)
+from recallbench.runner import git_revision
+
+WORST = 10
+RETURNED_SHOWN = 20
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def distribution(values: Sequence[float]) -> Distribution | None:
+    if not values:
+        return None
+    data = np.asarray(values, dtype=np.float64)
+    p50, p95, p99 = np.percentile(data, [50, 95, 99])
+    return Distribution(
+        n=len(data),
+        mean=float(data.mean()),
+        p50=float(p50),
+        p95=float(p95),
+        p99=float(p99),
+        max=float(data.max()),
+    )
+
+
+def build_report(
+    dataset: Dataset, run: Run, measures: Sequence[Measure], rules: Rules | None = None
+) -> Report:
+    """Score ``run`` against ``dataset`` (DESIGN §4 rules by default) into a report."""
+    rules = rules or Rules(relevance_threshold=dataset.relevance_threshold)
+    by_query = {result.query_id: result for result in run.results}
+    rankings = {
+        result.query_id: [hit.doc_id for hit in result.hits]
+        for result in run.results
+        if not result.failed
+    }
+    query_ids = [query.id for query in dataset.queries]
+    evaluation = evaluate(dataset.qrels, rankings, measures, rules, query_ids)
+    statuses = _statuses(dataset.queries, evaluation, by_query)
+    queries = [
+        QueryReport(
+            id=query.id,
+            text=query.text,
+            category=query.category,
+            intent=query.intent,
+            status=statuses[index],
+            included=bool(evaluation.included[index]),
+            error=by_query[query.id].error if query.id in by_query else None,
+            values={
+                name: float(values[index]) if evaluation.included[index] else None
+                for name, values in evaluation.values.items()
+            },
+            latency_ms=by_query[query.id].latency_ms if query.id in by_query else None,
+            returned=[hit.doc_id for hit in by_query[query.id].hits][:RETURNED_SHOWN]
+            if query.id in by_query
+            else [],
+            relevant=dataset.relevant(query.id),
+        )
+        for index, query in enumerate(dataset.queries)
+    ]
+    return Report(
+        created_at=datetime.now(UTC),
+        recallbench_version=__version__,
+        git_revision=git_revision(),
+        dataset=dataset.ref,
+        relevance_threshold=rules.relevance_threshold,
+        system=run.spec,
+        rules=rules.describe(),
+        measures=[MeasureInfo(name=str(m), definition=m.definition()) for m in measures],
+        counts=Counts(
+            queries=len(query_ids),
+            evaluated=int(evaluation.included.sum()),
+            no_relevant=int(evaluation.no_relevant.sum()),
+            failed=sum(1 for result in run.results if result.failed),
+            missing=sum(1 for query_id in query_ids if query_id not in by_query),
+            duplicates=sum(evaluation.duplicates.values()),
+        ),
+        means={name: _finite(value) for name, value in evaluation.means().items()},
+        latency_ms=distribution([r.latency_ms for r in run.results if r.latency_ms is not None]),
+        output_bytes=distribution(
+            [float(r.output_bytes) for r in run.results if r.output_bytes is not None]
+        ),
+        breakdowns={
+            "category": _groups(queries, lambda q: q.category),
+            "intent": _groups(queries, lambda q: q.intent),
+        },
+        worst_queries=_worst(queries),
+        queries=queries,
+    )
+
+
+def _statuses(
+    queries: Sequence[Query], evaluation: Evaluation, by_query: Mapping[str, QueryResult]
+) -> list[QueryStatus]:
+    """failed > missing > no_relevant > ok: a failure is always shown and counted."""
+    statuses: list[QueryStatus] = []
+    for index, query in enumerate(queries):
+        result = by_query.get(query.id)
+        if result is not None and result.failed:
+            statuses.append("failed")
+        elif result is None:
+            statuses.append("missing")
+        elif evaluation.no_relevant[index]:
+            statuses.append("no_relevant")
+        else:
+            statuses.append("ok")
+    return statuses
+
+
+def _groups(
+    queries: Sequence[QueryReport], key: Callable[[QueryReport], str | None]
+) -> list[Group]:
+    names = sorted({name for query in queries if (name := key(query)) is not None})
+    groups = []
+    for name in names:
+        members = [query for query in queries if key(query) == name]
+        scored = [query for query in members if query.included]
+        means: dict[str, float | None] = {}
+        for measure in members[0].values:
+            values = [v for q in scored if (v := q.values[measure]) is not None]
+            means[measure] = float(np.mean(values)) if values else None
+        excluded = len(members) - len(scored)
+        groups.append(Group(name=name, n=len(scored), excluded=excluded, means=means))
+    return groups
+
+
+def _worst(queries: Sequence[QueryReport]) -> list[str]:
+    def overall(query: QueryReport) -> float:
+        values = [v for v in query.values.values() if v is not None]
+        return float(np.mean(values)) if values else 0.0
+
+    scored = [query for query in queries if query.included]
+    return [query.id for query in sorted(scored, key=lambda q: (overall(q), q.id))[:WORST]]

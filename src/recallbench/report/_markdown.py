@@ -1,0 +1,96 @@
+"""report.md: the report for people, in a PR comment or a browser."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from recallbench.report._model import Distribution, Group, Report
+
+SHOWN_RETURNED = 10
+
+
+def fmt(value: float | None, digits: int = 4) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines.extend("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows)
+    return lines
+
+
+def _groups_table(title: str, groups: list[Group], measures: list[str]) -> list[str]:
+    if not groups:
+        return []
+    rows = [[g.name, str(g.n), *(fmt(g.means.get(m)) for m in measures)] for g in groups]
+    return ["", f"## By {title}", "", *_table([title, "n", *measures], rows)]
+
+
+def _distribution(label: str, unit: str, dist: Distribution | None) -> str:
+    if dist is None:
+        return f"- {label}: not recorded"
+    return (
+        f"- {label} ({unit}, n={dist.n}): p50 {dist.p50:.2f} · p95 {dist.p95:.2f} · "
+        f"p99 {dist.p99:.2f} · max {dist.max:.2f} · mean {dist.mean:.2f}"
+    )
+
+
+def render_markdown(report: Report) -> str:
+    """The whole report as Markdown."""
+    measures = [m.name for m in report.measures]
+    counts = report.counts
+    spec = report.system
+    lines = [
+        f"# recallbench report: {spec.system} on {report.dataset.name}",
+        "",
+        f"- dataset: `{report.dataset.name}` version {report.dataset.version}, "
+        f"sha256 `{report.dataset.sha256[:16]}…`",
+        f"- system: `{spec.system}`" + (f", k = {spec.k}" if spec.k else ""),
+        f"- recallbench {report.recallbench_version}"
+        + (f", git {report.git_revision}" if report.git_revision else "")
+        + f", {report.created_at.isoformat(timespec='seconds')}",
+        f"- queries: {counts.queries} · evaluated {counts.evaluated} · "
+        f"no relevant judgments {counts.no_relevant} (not in the means) · "
+        f"failed {counts.failed} · missing {counts.missing} · "
+        f"duplicate results {counts.duplicates}",
+        "",
+        "## Summary",
+        "",
+        *_table(["measure", "mean"], [[m, fmt(report.means.get(m))] for m in measures]),
+        "",
+        _distribution("latency", "ms", report.latency_ms),
+        _distribution("output size", "bytes", report.output_bytes),
+    ]
+    for key, groups in report.breakdowns.items():
+        lines += _groups_table(key, groups, measures)
+    lines += _worst(report, measures)
+    lines += ["", "## Rules", ""]
+    lines += [f"- {name.replace('_', ' ')}: {text}" for name, text in report.rules.items()]
+    lines += ["", "## Measures", ""]
+    lines += [f"- `{m.name}`: {m.definition}" for m in report.measures]
+    return "\n".join(lines) + "\n"
+
+
+def _worst(report: Report, measures: list[str]) -> list[str]:
+    by_id = {query.id: query for query in report.queries}
+    lines = ["", f"## The {len(report.worst_queries)} worst queries", ""]
+    lines.append("Lowest mean over all measures; ✓ marks a returned document judged relevant.")
+    for query_id in report.worst_queries:
+        query = by_id[query_id]
+        tags = ", ".join(t for t in (query.category, query.intent) if t)
+        values = " · ".join(f"{m} {fmt(query.values.get(m), 3)}" for m in measures[:3])
+        lines += ["", f"### `{query.id}` {query.text}", ""]
+        lines.append(f"- {tags + ' · ' if tags else ''}{values}")
+        if query.error:
+            lines.append(f"- error: `{query.error}`")
+        expected = ", ".join(
+            f"`{doc}` ({grade})"
+            for doc, grade in sorted(query.relevant.items(), key=lambda item: (-item[1], item[0]))
+        )
+        lines.append(f"- expected: {expected or 'nothing'}")
+        returned = ", ".join(
+            f"`{doc}`{' ✓' if doc in query.relevant else ''}"
+            for doc in query.returned[:SHOWN_RETURNED]
+        )
+        lines.append(f"- returned: {returned or 'nothing'}")
+    return lines

@@ -1,0 +1,99 @@
+"""The report format, `recallbench.report/v1`: everything needed to trust and reuse a result."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Final, Literal
+
+from pydantic import Field
+
+from recallbench.core import DatasetRef, RunSpec
+from recallbench.core._model import Record
+
+REPORT_FORMAT: Final = "recallbench.report/v1"
+
+QueryStatus = Literal["ok", "failed", "missing", "no_relevant"]
+
+
+class MeasureInfo(Record):
+    name: str
+    """Canonical name, the measure's identity (``ndcg@10``)."""
+    definition: str
+
+
+class Counts(Record):
+    queries: int
+    """Queries in the dataset."""
+    evaluated: int
+    """Queries that enter the means."""
+    no_relevant: int
+    """Queries without a relevant judged document (left out of the means)."""
+    failed: int
+    """Queries whose search raised an error (scored 0, in the means)."""
+    missing: int
+    """Queries the run lacks (scored 0, in the means)."""
+    duplicates: int
+    """Returned documents that repeated an earlier one of the same query."""
+
+
+class Distribution(Record):
+    """Percentiles use linear interpolation between order statistics (numpy's default)."""
+
+    n: int
+    mean: float
+    p50: float
+    p95: float
+    p99: float
+    max: float
+
+
+class Group(Record):
+    name: str
+    n: int
+    """Queries of the group that enter the means."""
+    excluded: int
+    """Queries of the group left out of the means."""
+    means: dict[str, float | None]
+
+
+class QueryReport(Record):
+    id: str
+    text: str
+    category: str | None = None
+    intent: str | None = None
+    status: QueryStatus
+    included: bool
+    """Whether the query enters the means."""
+    error: str | None = None
+    values: dict[str, float | None]
+    """Per measure; null when the query is left out of the means."""
+    latency_ms: float | None = None
+    returned: list[str]
+    """Returned document ids, best first (the first 20)."""
+    relevant: dict[str, int]
+    """Judged documents at or above the relevance threshold, with their grades."""
+
+
+class Report(Record):
+    """One system evaluated on one dataset (`recallbench.report/v1`)."""
+
+    format: Literal["recallbench.report/v1"] = REPORT_FORMAT
+    created_at: datetime
+    recallbench_version: str
+    git_revision: str | None
+    dataset: DatasetRef
+    relevance_threshold: int
+    system: RunSpec
+    rules: dict[str, str]
+    """The metric rules applied (DESIGN §4), in words."""
+    measures: list[MeasureInfo]
+    counts: Counts
+    means: dict[str, float | None]
+    """Mean per measure over the evaluated queries (null when none)."""
+    latency_ms: Distribution | None
+    output_bytes: Distribution | None
+    breakdowns: dict[str, list[Group]] = Field(default_factory=dict)
+    """Means by query ``category`` and by ``intent``."""
+    worst_queries: list[str]
+    """Ids of the evaluated queries with the lowest mean over all measures."""
+    queries: list[QueryReport]

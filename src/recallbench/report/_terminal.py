@@ -1,0 +1,50 @@
+"""The summary tables printed in the terminal."""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from recallbench.report._markdown import fmt
+from recallbench.report._model import Report
+
+
+def render_terminal(report: Report, console: Console) -> None:
+    """Print the mean of every measure, the breakdown by category, counts and latency."""
+    measures = [m.name for m in report.measures]
+    counts = report.counts
+    console.print(
+        f"[bold]{report.system.system} on {report.dataset.name}[/bold] "
+        f"({report.dataset.version}, sha256 {report.dataset.sha256[:12]})"
+    )
+    summary = Table()
+    summary.add_column("measure")
+    summary.add_column(f"mean (n={counts.evaluated})", justify="right")
+    for measure in measures:
+        summary.add_row(measure, fmt(report.means.get(measure)))
+    console.print(summary)
+    groups = report.breakdowns.get("category", [])
+    if groups:
+        # borderless, so that eight measures and the category names fit in 80 columns
+        by_category = Table(title="by category", box=box.SIMPLE_HEAD, pad_edge=False)
+        by_category.add_column("category", no_wrap=True)
+        by_category.add_column("n", justify="right")
+        for measure in measures:
+            by_category.add_column(measure, justify="right", overflow="fold", min_width=5)
+        for group in groups:
+            by_category.add_row(
+                group.name, str(group.n), *(fmt(group.means.get(m), 3) for m in measures)
+            )
+        console.print(by_category)
+    console.print(
+        f"queries {counts.queries} · evaluated {counts.evaluated} · "
+        f"no relevant judgments {counts.no_relevant} (not in the means) · "
+        f"failed {counts.failed} · missing {counts.missing}"
+    )
+    if report.latency_ms is not None:
+        lat = report.latency_ms
+        console.print(
+            f"latency ms: p50 {lat.p50:.2f} · p95 {lat.p95:.2f} · p99 {lat.p99:.2f} · "
+            f"max {lat.max:.2f}"
+        )

@@ -1,0 +1,24 @@
+"""Shared fixtures. Real data lives in ../shared/data beside the repository; tests that need
+it fail (not skip) when it is missing, so CI cannot pass without it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data"
+
+
+def shared_data(*parts: str) -> Path:
+    path = DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.fail(f"shared test data missing: {path} (CI clones ../shared beside the repo)")
+    return path
+
+
+@pytest.fixture
+def trec_tests() -> Path:
+    """trec_eval's own reference test files (usnistgov/trec_eval test/)."""
+    return shared_data("trec_eval_tests")
