@@ -4,6 +4,7 @@ Each measure lives in its own module with its formula and citation; importing th
 registers them all, so ``parse_measure("ndcg@10")`` works.
 """
 
+from recallbench.measures._autoload import load_measure_modules
 from recallbench.measures._evaluate import Evaluation, Rules, evaluate
 from recallbench.measures._measure import (
     Measure,
@@ -20,6 +21,8 @@ from recallbench.measures.precision import Precision
 from recallbench.measures.recall import Recall
 from recallbench.measures.reciprocal_rank import ReciprocalRank
 from recallbench.measures.rprec import RPrecision
+
+load_measure_modules()
 
 DEFAULT_MEASURES = (
     "mrr@5",

@@ -9,7 +9,7 @@ from typing import Literal
 import numpy as np
 
 from recallbench.measures._measure import Measure
-from recallbench.measures._table import BoolArray, FloatArray, build_table
+from recallbench.measures._table import BoolArray, FloatArray, RankTable, build_table
 
 
 @dataclass(frozen=True)
@@ -60,16 +60,25 @@ class Evaluation:
     """Judged queries absent from the run (or failed)."""
     no_relevant: BoolArray
     """Queries without any relevant judged document."""
+    measures: Mapping[str, Measure] = field(default_factory=dict)
+    """Canonical name -> measure, in the order asked for."""
     duplicates: Mapping[str, int] = field(default_factory=dict)
     rules: Rules = field(default_factory=Rules)
 
     def mean(self, measure: str) -> float:
-        """Mean over the included queries; NaN when no query is included."""
+        """The measure's aggregate over the included queries (the arithmetic mean for all
+        but a few, such as gm_map's geometric mean and sums for counts); NaN when none."""
         chosen = self.values[measure][self.included]
-        return float(chosen.mean()) if len(chosen) else float("nan")
+        if not len(chosen):
+            return float("nan")
+        return self.measures[measure].aggregate(chosen)
 
     def means(self) -> dict[str, float]:
         return {name: self.mean(name) for name in self.values}
+
+    @property
+    def included_ids(self) -> list[str]:
+        return [qid for qid, chosen in zip(self.query_ids, self.included, strict=True) if chosen]
 
     def per_query(self, query_id: str) -> dict[str, float]:
         index = self.query_ids.index(query_id)
@@ -92,20 +101,28 @@ def evaluate(
     ids = list(qrels) if query_ids is None else list(query_ids)
     table = build_table(qrels, rankings, ids, rules.relevance_threshold)
     missing = np.array([qid not in rankings for qid in ids], dtype=bool)
+    return evaluate_table(table, measures, rules, missing)
+
+
+def evaluate_table(
+    table: RankTable, measures: Sequence[Measure], rules: Rules, missing: BoolArray
+) -> Evaluation:
+    """Compute ``measures`` on a built table; ``missing`` marks queries the run lacks."""
     no_relevant = table.num_rel == 0
-    included = np.ones(len(ids), dtype=bool)
+    included = np.ones(table.num_queries, dtype=bool)
     if rules.missing == "skip":
         included &= ~missing
     if rules.no_relevant == "exclude":
         included &= ~no_relevant
-    values = {str(measure): measure.compute(table) for measure in measures}
-    duplicates = {qid: int(n) for qid, n in zip(ids, table.duplicates, strict=True) if n}
+    by_name = {str(measure): measure for measure in measures}
+    ids = table.query_ids
     return Evaluation(
-        query_ids=tuple(ids),
-        values=values,
+        query_ids=ids,
+        values={name: measure.compute(table) for name, measure in by_name.items()},
         included=included,
         missing=missing,
         no_relevant=no_relevant,
-        duplicates=duplicates,
+        measures=by_name,
+        duplicates={qid: int(n) for qid, n in zip(ids, table.duplicates, strict=True) if n},
         rules=rules,
     )

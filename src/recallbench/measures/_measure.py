@@ -9,10 +9,13 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 from recallbench.core import UnknownMeasureError
 from recallbench.measures._table import FloatArray, RankTable
+
+TREC_CUTOFFS = ("5", "10", "15", "20", "30", "100", "200", "500", "1000")
+"""trec_eval's default cutoffs for P, recall, ndcg_cut, map_cut, relative_P."""
 
 _SYNTAX = re.compile(r"^\s*(?P<name>[A-Za-z][A-Za-z0-9_\-]*?)\s*(?:@\s*(?P<cutoff>\S+))?\s*$")
 
@@ -31,6 +34,15 @@ class Measure(ABC):
     cutoff_allowed: ClassVar[bool] = True
     summary: ClassVar[str]
     """One-line definition printed in reports."""
+    trec_names: ClassVar[dict[str, tuple[str, ...]]] = {}
+    """trec_eval's names for the family, each with the parameters trec_eval uses when it is
+    named without any (``{"P": ("5", "10", ...)}``; ``ndcg`` and ``ndcg_cut`` are one family)."""
+    trec_params_whole: ClassVar[bool] = False
+    """trec_eval parameters form one measure (``utility.2,-1,0,0``) instead of one each."""
+    shown_per_query: ClassVar[bool] = True
+    """Whether trec_eval prints a per-query value (gm_map, num_q: only the aggregate)."""
+    integer: ClassVar[bool] = False
+    """Counts are printed as integers."""
 
     def __post_init__(self) -> None:
         if self.cutoff is not None and (not self.cutoff_allowed or self.cutoff < 1):
@@ -54,6 +66,44 @@ class Measure(ABC):
     def compute(self, table: RankTable) -> FloatArray:
         """Value for every query of ``table``, in its order."""
 
+    def aggregate(self, values: FloatArray) -> float:
+        """The value over all queries: the arithmetic mean unless the measure says otherwise."""
+        return float(values.mean()) if len(values) else float("nan")
+
+    @classmethod
+    def from_argument(cls, argument: str | None) -> Measure:
+        """Build from the text after ``@``: a positive integer cutoff here."""
+        if argument is None:
+            return cls()
+        if not argument.strip().isdigit() or int(argument) < 1:
+            raise UnknownMeasureError(
+                f"measure {cls.name}@{argument}: the cutoff must be a positive integer, "
+                f"got {argument!r}"
+            )
+        return cls(int(argument))
+
+    @classmethod
+    def from_trec_argument(cls, argument: str) -> Measure:
+        """Build from a trec_eval parameter; cutoffs are read as C longs (``23.4`` is 23)."""
+        try:
+            cutoff = int(float(argument))
+        except ValueError:
+            raise UnknownMeasureError(
+                f"trec_eval measure {cls.name} with parameter {argument!r}: recallbench "
+                "supports a numeric cutoff only"
+            ) from None
+        return cls.from_argument(str(cutoff))
+
+    def trec_label(self) -> str:
+        """The name trec_eval prints for this measure (``P_5``, ``ndcg_cut_10``, ``map``):
+        the family's first trec_eval name, the last one when cut (``map`` / ``map_cut_10``)."""
+        names = list(self.trec_names) or [self.name]
+        return names[0] if self.cutoff is None else f"{names[-1]}_{self.cutoff}"
+
+    def format_value(self, value: float) -> str:
+        """trec_eval's rendering: 4 decimals, integers for counts."""
+        return str(round(value)) if self.integer else f"{value:.4f}"
+
     @staticmethod
     def parse(text: str) -> Measure:
         """Parse ``name[@k]``; an unknown name lists the valid ones."""
@@ -61,13 +111,24 @@ class Measure(ABC):
 
 
 _REGISTRY: dict[str, type[Measure]] = {}
+_TREC_REGISTRY: dict[str, tuple[type[Measure], tuple[str, ...]]] = {}
+
+MeasureT = TypeVar("MeasureT", bound=type[Measure])
 
 
-def register(cls: type[Measure]) -> type[Measure]:
-    """Class decorator: make ``cls`` parseable by its name and aliases."""
+def register(cls: MeasureT) -> MeasureT:
+    """Class decorator: make ``cls`` parseable by its name, aliases and trec_eval name."""
     for spelling in (cls.name, *cls.aliases):
         _REGISTRY[spelling.lower()] = cls
+    for trec_name, defaults in cls.trec_names.items():
+        _TREC_REGISTRY[trec_name] = (cls, defaults)
     return cls
+
+
+def trec_family(name: str) -> tuple[type[Measure], tuple[str, ...]] | None:
+    """The measure class trec_eval calls ``name`` (case-sensitive, as trec_eval), with the
+    parameters trec_eval uses by default."""
+    return _TREC_REGISTRY.get(name)
 
 
 def measure_families() -> list[type[Measure]]:
@@ -82,14 +143,7 @@ def parse_measure(text: str) -> Measure:
             f"{cls.name}@k" if cls.cutoff_required else cls.name for cls in measure_families()
         )
         raise UnknownMeasureError(f"unknown measure {text!r}; valid measures: {valid}")
-    cutoff_text = match.group("cutoff")
-    if cutoff_text is None:
-        return family()
-    if not cutoff_text.isdigit() or int(cutoff_text) < 1:
-        raise UnknownMeasureError(
-            f"measure {text!r}: the cutoff must be a positive integer, got {cutoff_text!r}"
-        )
-    return family(int(cutoff_text))
+    return family.from_argument(match.group("cutoff"))
 
 
 def parse_measures(texts: list[str] | tuple[str, ...]) -> tuple[Measure, ...]:
@@ -99,3 +153,46 @@ def parse_measures(texts: list[str] | tuple[str, ...]) -> tuple[Measure, ...]:
         measure = parse_measure(text)
         unique.setdefault(str(measure), measure)
     return tuple(unique.values())
+
+
+OFFICIAL = (
+    "num_q",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "map",
+    "gm_map",
+    "Rprec",
+    "bpref",
+    "recip_rank",
+    "iprec_at_recall",
+    "P",
+)
+"""trec_eval's default measures (``-m official``), in its print order."""
+
+
+def parse_trec_measure(spec: str) -> list[Measure]:
+    """Parse a trec_eval ``-m`` argument: ``P.5,10``, ``ndcg_cut``, ``recip_rank``.
+
+    A family without parameters takes trec_eval's defaults (``P`` = P at 5, 10, ..., 1000).
+    Our own names (``ndcg@10``) are accepted too. ``official`` is trec_eval's default set;
+    families recallbench lacks raise :class:`UnknownMeasureError` naming them.
+    """
+    if spec == "official":
+        return [m for name in OFFICIAL if trec_family(name) for m in parse_trec_measure(name)]
+    name, _, params = spec.partition(".")
+    found = trec_family(name)
+    if found is None:
+        if "@" in spec or name.lower() in _REGISTRY:
+            return [parse_measure(spec)]
+        known = ", ".join(sorted(_TREC_REGISTRY))
+        raise UnknownMeasureError(
+            f"unknown or unsupported trec_eval measure {spec!r}; supported: {known}"
+        )
+    family, defaults = found
+    arguments = [params] if params else list(defaults)
+    if family.trec_params_whole or not arguments:
+        return [family.from_trec_argument(arguments[0]) if arguments else family()]
+    return [
+        family.from_trec_argument(argument) for chunk in arguments for argument in chunk.split(",")
+    ]

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
-from recallbench.measures._measure import Measure, register
+from recallbench.measures._measure import TREC_CUTOFFS, Measure, register
 from recallbench.measures._table import FloatArray, RankTable
 
 
@@ -23,6 +24,7 @@ class AveragePrecision(Measure):
 
     name = "map"
     aliases = ("ap", "map_cut")
+    trec_names: ClassVar[dict[str, tuple[str, ...]]] = {"map": (), "map_cut": TREC_CUTOFFS}
     summary = (
         "Mean over the query's relevant documents of the precision at each one's rank "
         "(0 for those not in the top k)."

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -21,6 +22,7 @@ class HitRate(Measure):
 
     name = "hit"
     aliases = ("success", "hit_rate")
+    trec_names: ClassVar[dict[str, tuple[str, ...]]] = {"success": ("1", "5", "10")}
     summary = "1 when a relevant document is in the top k, else 0."
 
     def compute(self, table: RankTable) -> FloatArray:

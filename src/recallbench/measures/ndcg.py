@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from recallbench.measures._measure import Measure, register
+from recallbench.measures._measure import TREC_CUTOFFS, Measure, register
 from recallbench.measures._table import FloatArray, IntArray, RankTable
 
 
@@ -26,6 +26,7 @@ class NDCG(Measure):
 
     name = "ndcg"
     aliases: ClassVar[tuple[str, ...]] = ("ndcg_cut",)
+    trec_names: ClassVar[dict[str, tuple[str, ...]]] = {"ndcg": (), "ndcg_cut": TREC_CUTOFFS}
     summary = "DCG of the top k over the ideal DCG; gain = grade, discount 1/log2(rank+1)."
 
     def gain(self, grade: IntArray) -> FloatArray:
@@ -34,10 +35,10 @@ class NDCG(Measure):
     def compute(self, table: RankTable) -> FloatArray:
         in_top = table.rank < self.depth
         dcg = table.per_query_sum(self.gain(table.grade) / np.log2(table.rank + 2.0), in_top)
-        ideal_in_top = table.ideal_rank < self.depth
-        discounted = self.gain(table.ideal_grade) / np.log2(table.ideal_rank + 2.0)
+        ideal_in_top = table.judged_rank < self.depth
+        discounted = self.gain(table.judged_grade) / np.log2(table.judged_rank + 2.0)
         idcg = np.bincount(
-            table.ideal_query[ideal_in_top],
+            table.judged_query[ideal_in_top],
             weights=discounted[ideal_in_top],
             minlength=table.num_queries,
         ).astype(np.float64, copy=False)
@@ -55,6 +56,7 @@ class NDCGExp(NDCG):
 
     name = "ndcg_exp"
     aliases = ("ndcg-exp", "ndcg_burges")
+    trec_names: ClassVar[dict[str, tuple[str, ...]]] = {}
     summary = "DCG of the top k over the ideal DCG; gain = 2^grade - 1, discount 1/log2(rank+1)."
 
     def gain(self, grade: IntArray) -> FloatArray:

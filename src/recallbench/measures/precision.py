@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
-from recallbench.measures._measure import Measure, register
+from recallbench.measures._measure import TREC_CUTOFFS, Measure, register
 from recallbench.measures._table import FloatArray, RankTable
 
 
@@ -21,6 +22,7 @@ class Precision(Measure):
     name = "P"
     aliases = ("precision", "p")
     cutoff_required = True
+    trec_names: ClassVar[dict[str, tuple[str, ...]]] = {"P": TREC_CUTOFFS}
     summary = "Relevant documents in the top k divided by k (k even when fewer were returned)."
 
     def compute(self, table: RankTable) -> FloatArray:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
-from recallbench.measures._measure import Measure, register
+from recallbench.measures._measure import TREC_CUTOFFS, Measure, register
 from recallbench.measures._table import FloatArray, RankTable
 
 
@@ -23,6 +24,7 @@ class Recall(Measure):
 
     name = "recall"
     aliases = ("r",)
+    trec_names: ClassVar[dict[str, tuple[str, ...]]] = {"recall": TREC_CUTOFFS}
     summary = "Relevant documents in the top k divided by all relevant documents of the query."
 
     def compute(self, table: RankTable) -> FloatArray:

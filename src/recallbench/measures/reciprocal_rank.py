@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from recallbench.measures._measure import Measure, register
 from recallbench.measures._table import FloatArray, RankTable
@@ -20,6 +21,7 @@ class ReciprocalRank(Measure):
 
     name = "mrr"
     aliases = ("rr", "recip_rank", "reciprocal_rank")
+    trec_names: ClassVar[dict[str, tuple[str, ...]]] = {"recip_rank": ()}
     summary = "One over the rank of the first relevant document (0 when none is in the top k)."
 
     def compute(self, table: RankTable) -> FloatArray:

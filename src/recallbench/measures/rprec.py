@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -22,6 +23,7 @@ class RPrecision(Measure):
     name = "rprec"
     aliases = ("r-prec", "r_prec", "r-precision")
     cutoff_allowed = False
+    trec_names: ClassVar[dict[str, tuple[str, ...]]] = {"Rprec": ()}
     summary = "Precision at rank R, where R is the number of relevant documents of the query."
 
     def definition(self) -> str:
