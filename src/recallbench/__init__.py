@@ -1,10 +1,25 @@
-"""recallbench: measure, compare and gate the retrieval quality of AI-agent memory systems."""
+"""recallbench: measure, compare and gate the retrieval quality of AI-agent memory systems.
 
-from importlib.metadata import PackageNotFoundError, version
+``recallbench.evaluate(qrels, run, measures)`` is the one-call API; the subpackages hold
+the rest (``datasets``, ``measures``, ``systems``, ``runner``, ``report``).
+"""
 
-try:
-    __version__ = version("recallbench")
-except PackageNotFoundError:  # running from a source tree without installation
-    __version__ = "0.0.0+unknown"
+from __future__ import annotations
 
-__all__ = ["__version__"]
+from typing import TYPE_CHECKING, Any
+
+from recallbench._version import __version__
+
+if TYPE_CHECKING:
+    from recallbench._api import evaluate
+
+
+def __getattr__(name: str) -> Any:
+    if name == "evaluate":  # imported on first use: `import recallbench` stays instant
+        from recallbench._api import evaluate
+
+        return evaluate
+    raise AttributeError(f"module 'recallbench' has no attribute {name!r}")
+
+
+__all__ = ["__version__", "evaluate"]

@@ -1,20 +1,48 @@
-"""The `recallbench` command line: a thin layer over the library, one module per group."""
+"""The `recallbench` command line: a thin layer over the library, one module per group.
+
+Command modules are imported only when their command runs, so `recallbench evaluate` on a
+small file does not pay for the imports of `recallbench run`.
+"""
 
 from __future__ import annotations
+
+import importlib
+from typing import Any
 
 import click
 
 from recallbench import __version__
-from recallbench.cli._datasets import datasets
-from recallbench.cli._run import run
+
+COMMANDS = {
+    "run": ("recallbench.cli._run", "run"),
+    "evaluate": ("recallbench.cli._evaluate", "evaluate"),
+    "datasets": ("recallbench.cli._datasets", "datasets"),
+}
+"""Command name -> (module, attribute), imported on first use."""
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported when invoked (or when help lists them)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in COMMANDS:
+            module, attribute = COMMANDS[cmd_name]
+            command: Any = getattr(importlib.import_module(module), attribute)
+            return command  # type: ignore[no-any-return]
+        return super().get_command(ctx, cmd_name)
 
 
 @click.group(
+    cls=LazyGroup,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     epilog="""\b
 Examples:
   recallbench run                      # builtin system on the bundled sample
   recallbench datasets show agent-memory-sample
+  recallbench evaluate -q -m ndcg_cut.10 qrels.txt run.txt   # trec_eval-compatible
 Exit codes: 0 success, 1 gate failed, 2 bad input or usage, 130 interrupted.
 """,
 )
@@ -22,8 +50,5 @@ Exit codes: 0 success, 1 gate failed, 2 bad input or usage, 130 interrupted.
 def main() -> None:
     """Measure, compare and gate the retrieval quality of AI-agent memory systems."""
 
-
-main.add_command(run)
-main.add_command(datasets)
 
 __all__ = ["main"]

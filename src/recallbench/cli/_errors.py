@@ -7,17 +7,20 @@ from collections.abc import Callable
 from functools import wraps
 from typing import ParamSpec, TypeVar
 
-from rich.console import Console
-from rich.markup import escape
-
-from recallbench.core import RecallbenchError
+from recallbench.core._errors import RecallbenchError
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
 EXIT_INTERRUPTED = 130
 
-stderr = Console(stderr=True, highlight=False, soft_wrap=True)
+
+def warn(message: str) -> None:
+    """A note on standard error (rich is imported only when something is printed)."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    Console(stderr=True, highlight=False, soft_wrap=True).print(escape(message))
 
 
 def reports_errors(command: Callable[P, R]) -> Callable[P, R]:
@@ -28,10 +31,15 @@ def reports_errors(command: Callable[P, R]) -> Callable[P, R]:
         try:
             return command(*args, **kwargs)
         except RecallbenchError as error:
-            stderr.print(f"[bold red]error:[/bold red] {escape(str(error))}")
+            from rich.console import Console
+            from rich.markup import escape
+
+            Console(stderr=True, highlight=False, soft_wrap=True).print(
+                f"[bold red]error:[/bold red] {escape(str(error))}"
+            )
             sys.exit(error.exit_code)
         except KeyboardInterrupt:
-            stderr.print("interrupted")
+            print("interrupted", file=sys.stderr)
             sys.exit(EXIT_INTERRUPTED)
 
     return wrapper

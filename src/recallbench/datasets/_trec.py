@@ -14,9 +14,25 @@ import os
 from collections.abc import Iterator, Mapping
 from itertools import pairwise
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from recallbench.core import DatasetError, Hit, Problem, QueryResult, Run, RunFileError, RunSpec
+import numpy as np
+
+from recallbench.core._errors import DatasetError, Problem, RunFileError
+
+if TYPE_CHECKING:
+    from recallbench.core import Run
+from recallbench.core._columns import QrelsColumns, RunColumns, arrow, release_arrow_memory
 from recallbench.core._files import atomic_write_text
+from recallbench.datasets._fast_read import (
+    QRELS_COLUMNS,
+    RUN_COLUMNS,
+    encode_queries,
+    first_occurrences,
+    first_tag,
+    index_queries,
+    read_columns_fast,
+)
 
 MAX_PROBLEMS = 50
 """Stop collecting problems after this many: a wrong file would otherwise print millions."""
@@ -50,9 +66,12 @@ class _Collector:
             raise self.error(str(self.path) + more, self.problems)
 
 
-def read_trec_qrels(path: Path) -> dict[str, dict[str, int]]:
-    """Read a qrels file into query id -> {document id -> grade}."""
-    qrels: dict[str, dict[str, int]] = {}
+def _parse_qrels_lines(path: Path) -> tuple[list[str], list[str], list[int]]:
+    """The exact reader: every malformed line is reported with its ``file:line``."""
+    queries: list[str] = []
+    docs: list[str] = []
+    grades: list[int] = []
+    seen: dict[tuple[str, str], int] = {}
     problems = _Collector(path, DatasetError)
     for number, fields in _lines(path):
         if len(fields) != 4:
@@ -66,18 +85,22 @@ def read_trec_qrels(path: Path) -> dict[str, dict[str, int]]:
         except ValueError:
             problems.add(number, f"grade must be an integer, got {grade_text!r}")
             continue
-        judged = qrels.setdefault(query_id, {})
-        if doc_id in judged and judged[doc_id] != grade:
+        previous = seen.setdefault((query_id, doc_id), grade)
+        if previous != grade:
             problems.add(number, f"document {doc_id!r} judged twice for query {query_id!r}")
-        judged[doc_id] = grade
+        queries.append(query_id)
+        docs.append(doc_id)
+        grades.append(grade)
     problems.raise_if_any()
-    return qrels
+    return queries, docs, grades
 
 
-def read_trec_run(path: Path) -> Run:
-    """Read a run file; each query's hits are ordered as trec_eval orders them."""
-    per_query: dict[str, list[tuple[float, str]]] = {}
-    tags: set[str] = set()
+def _parse_run_lines(path: Path) -> tuple[list[str], list[str], list[float], str]:
+    """The exact reader: every malformed line is reported with its ``file:line``."""
+    queries: list[str] = []
+    docs: list[str] = []
+    scores: list[float] = []
+    tag = ""
     problems = _Collector(path, RunFileError)
     for number, fields in _lines(path):
         if len(fields) < 6:
@@ -93,18 +116,115 @@ def read_trec_run(path: Path) -> Run:
         if math.isnan(score):
             problems.add(number, "score must be a number, got NaN")
             continue
-        per_query.setdefault(fields[0], []).append((score, fields[2]))
-        tags.add(fields[5])
+        queries.append(fields[0])
+        docs.append(fields[2])
+        scores.append(score)
+        tag = tag or fields[5]
     problems.raise_if_any()
-    results = []
-    for query_id, scored in per_query.items():
-        scored.sort(reverse=True)  # score descending, then document id descending
-        hits = tuple(
-            Hit.model_construct(doc_id=doc, score=score, channels=()) for score, doc in scored
+    return queries, docs, scores, tag or path.stem
+
+
+def read_qrels_columns(path: Path) -> QrelsColumns:
+    """Read a qrels file as columns: Arrow's multi-threaded CSV reader for plain
+    single-space or single-tab files, the exact line reader for anything else (comments,
+    ragged whitespace) and to locate every problem when the fast read finds one."""
+    types = {"query": "string", "doc": "string", "grade": "int64"}
+    fast = read_columns_fast(path, QRELS_COLUMNS, types)
+    if fast is not None:
+        query_names, query = encode_queries(fast.column("query"))
+        doc_names, doc = first_occurrences(fast.column("doc"))
+        grade = fast.column("grade").to_numpy()
+        del fast
+        release_arrow_memory()
+        if query_names is not None:  # conflicting grades are refused by the join
+            return QrelsColumns(query_names, query, doc_names, doc, grade)
+    queries, docs, grades = _parse_qrels_lines(path)
+    query_names, query_index = index_queries(queries)
+    distinct_docs, doc_index = index_queries(docs)
+    names = arrow().array(distinct_docs, type=arrow().string())
+    grade = np.array(grades, dtype=np.int64)
+    return QrelsColumns(query_names, query_index, names, doc_index, grade)
+
+
+def read_run_columns(path: Path) -> RunColumns:
+    """Read a run file as columns (see :func:`read_qrels_columns` for the two readers)."""
+    fast = read_columns_fast(
+        path, RUN_COLUMNS, {"query": "string", "doc": "string", "score": "float64"}
+    )
+    if fast is not None:
+        query_names, query = encode_queries(fast.column("query"))
+        score = fast.column("score").to_numpy()
+        doc = fast.column("doc")
+        del fast
+        release_arrow_memory()
+        if query_names is not None and not np.isnan(score).any():
+            return RunColumns(query_names, query, doc, score, first_tag(path))
+    queries, docs, scores, tag = _parse_run_lines(path)
+    names, index = index_queries(queries)
+    doc = arrow().array(docs, type=arrow().string())
+    return RunColumns(names, index, doc, np.array(scores, dtype=np.float64), tag)
+
+
+SMALL_FILE = 8 << 20
+"""Below this size the exact line reader is faster than importing and running Arrow."""
+
+
+def is_small(path: Path) -> bool:
+    try:
+        return path.stat().st_size < SMALL_FILE
+    except OSError:
+        return True  # let the reader report the missing file
+
+
+def read_trec_qrels(path: Path) -> dict[str, dict[str, int]]:
+    """Read a qrels file into query id -> {document id -> grade}."""
+    if not is_small(path):
+        return read_qrels_columns(path).to_dict()
+    qrels: dict[str, dict[str, int]] = {}
+    for query_id, doc_id, grade in zip(*_parse_qrels_lines(path), strict=True):
+        qrels.setdefault(query_id, {})[doc_id] = grade
+    return qrels
+
+
+def _ranked(path: Path) -> tuple[dict[str, list[tuple[float, str]]], str]:
+    """Each query's (score, document) pairs in trec_eval's order, and the run's tag."""
+    if is_small(path):
+        queries, docs, scores, tag = _parse_run_lines(path)
+    else:
+        columns = read_run_columns(path)
+        names = columns.query_names
+        queries = [names[q] for q in columns.query.tolist()]
+        docs, scores, tag = columns.doc.to_pylist(), columns.score.tolist(), columns.tag
+    ranked: dict[str, list[tuple[float, str]]] = {}
+    for query_id, doc_id, score in zip(queries, docs, scores, strict=True):
+        ranked.setdefault(query_id, []).append((score, doc_id))
+    for pairs in ranked.values():
+        pairs.sort(reverse=True)  # score descending, then document id descending
+    return ranked, tag
+
+
+def read_trec_rankings(path: Path) -> tuple[dict[str, list[str]], str]:
+    """A run file's rankings in trec_eval's order (score descending, then document id
+    descending), and the run's tag (from its first line, as trec_eval)."""
+    ranked, tag = _ranked(path)
+    return {query_id: [doc for _, doc in pairs] for query_id, pairs in ranked.items()}, tag
+
+
+def read_trec_run(path: Path) -> Run:
+    """Read a run file; each query's hits are ordered as trec_eval orders them."""
+    from recallbench.core import Hit, QueryResult, Run, RunSpec
+
+    ranked, tag = _ranked(path)
+    results = tuple(
+        QueryResult.model_construct(
+            query_id=query_id,
+            hits=tuple(
+                Hit.model_construct(doc_id=doc, score=score, channels=()) for score, doc in pairs
+            ),
         )
-        results.append(QueryResult.model_construct(query_id=query_id, hits=hits))
-    spec = RunSpec(system=",".join(sorted(tags)) or path.stem, ordering="score-desc-docid-desc")
-    return Run(spec=spec, results=tuple(results))
+        for query_id, pairs in ranked.items()
+    )
+    return Run(spec=RunSpec(system=tag, ordering="score-desc-docid-desc"), results=results)
 
 
 def format_trec_qrels(qrels: Mapping[str, Mapping[str, int]]) -> str:

@@ -155,31 +155,13 @@ def parse_measures(texts: list[str] | tuple[str, ...]) -> tuple[Measure, ...]:
     return tuple(unique.values())
 
 
-OFFICIAL = (
-    "num_q",
-    "num_ret",
-    "num_rel",
-    "num_rel_ret",
-    "map",
-    "gm_map",
-    "Rprec",
-    "bpref",
-    "recip_rank",
-    "iprec_at_recall",
-    "P",
-)
-"""trec_eval's default measures (``-m official``), in its print order."""
-
-
 def parse_trec_measure(spec: str) -> list[Measure]:
     """Parse a trec_eval ``-m`` argument: ``P.5,10``, ``ndcg_cut``, ``recip_rank``.
 
     A family without parameters takes trec_eval's defaults (``P`` = P at 5, 10, ..., 1000).
-    Our own names (``ndcg@10``) are accepted too. ``official`` is trec_eval's default set;
-    families recallbench lacks raise :class:`UnknownMeasureError` naming them.
+    Our own names (``ndcg@10``) are accepted too; a family recallbench lacks raises
+    :class:`UnknownMeasureError` listing the supported ones.
     """
-    if spec == "official":
-        return [m for name in OFFICIAL if trec_family(name) for m in parse_trec_measure(name)]
     name, _, params = spec.partition(".")
     found = trec_family(name)
     if found is None:

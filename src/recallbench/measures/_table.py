@@ -1,17 +1,22 @@
 """The columnar form every measure is computed on.
 
-All queries' rankings are laid end to end (CSR layout): position ``i`` of the flat arrays
-is one returned document, ``query[i]`` its query's index and ``rank[i]`` its 0-based rank.
-The judged documents of every query are laid out the same way, best grade first. Measures
-are then a handful of numpy reductions over all queries at once, with no Python loop per
-query or per document. Both the dict path (:func:`build_table`) and the columnar file path
-(:mod:`recallbench.measures._columns`) end in :meth:`RankTable.from_columns`.
+Only returned documents that are judged for their query carry information beyond their
+rank, so the table keeps just those (CSR layout, query by query): row ``i`` is one judged
+returned document, ``query[i]`` its query's index, ``rank[i]`` its 0-based rank in the full
+ranking, ``grade[i]`` its grade. Per query it keeps how many documents were returned, so
+measures over unjudged positions (unj, rbp_resid, ...) are counts. The judged documents of
+every query are laid out the same way, best grade first. Measures are then a handful of
+numpy reductions over all queries at once, with no Python loop per query or per document,
+on arrays a fraction of the run's size. Both the dict path (:func:`build_table`) and the
+columnar file path (:mod:`recallbench.measures._join`) end in :meth:`RankTable.from_columns`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -19,6 +24,7 @@ import numpy.typing as npt
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
+T = TypeVar("T")
 
 
 def _ranks(group: IntArray, count: int) -> tuple[IntArray, IntArray]:
@@ -37,13 +43,11 @@ class RankTable:
     query_ids: tuple[str, ...]
     relevance_threshold: int
     query: IntArray
-    """Query index of each returned document (ascending: queries are contiguous)."""
+    """Query index of each judged returned document (ascending: queries are contiguous)."""
     rank: IntArray
-    """0-based rank of each returned document within its query."""
+    """0-based rank of each judged returned document in its query's ranking."""
     grade: IntArray
-    """Judged grade of each returned document; 0 when unjudged or a repeated document."""
-    judged: BoolArray
-    """Whether each returned document is judged for its query (repeats: False)."""
+    """Grade of each judged returned document (may be negative: pooled but unjudged)."""
     num_ret: IntArray
     """Per query: number of returned documents (repeats included)."""
     num_rel: IntArray
@@ -55,6 +59,8 @@ class RankTable:
     judged_grade: IntArray
     duplicates: IntArray
     """Per query: number of returned documents that repeat an earlier one."""
+    _memo: dict[str, Any] = field(default_factory=dict, repr=False)
+    """Intermediate results several measures share (see :meth:`memo`)."""
 
     @classmethod
     def from_columns(
@@ -62,23 +68,23 @@ class RankTable:
         query_ids: Sequence[str],
         relevance_threshold: int,
         query: IntArray,
+        rank: IntArray,
         grade: IntArray,
-        judged: BoolArray,
+        num_ret: IntArray,
         judged_query: IntArray,
         judged_grade: IntArray,
         duplicates: IntArray | None = None,
     ) -> RankTable:
         """Assemble a table from flat columns.
 
-        ``query``/``grade``/``judged`` list the returned documents query by query, best first;
-        ``judged_query``/``judged_grade`` list every judgment, in any order.
+        ``query``/``rank``/``grade`` list the judged returned documents query by query, best
+        first; ``judged_query``/``judged_grade`` list every judgment, in any order.
         """
         count = len(query_ids)
-        rank, num_ret = _ranks(query, count)
         order = np.lexsort((-judged_grade, judged_query))
         judged_query, judged_grade = judged_query[order], judged_grade[order]
         judged_rank, _ = _ranks(judged_query, count)
-        relevant = judged_grade >= relevance_threshold
+        relevant = (judged_grade >= relevance_threshold) & (judged_grade >= 0)
         num_rel = np.bincount(judged_query[relevant], minlength=count).astype(np.int64)
         return cls(
             query_ids=tuple(query_ids),
@@ -86,7 +92,6 @@ class RankTable:
             query=query,
             rank=rank,
             grade=grade,
-            judged=judged,
             num_ret=num_ret,
             num_rel=num_rel,
             judged_query=judged_query,
@@ -95,14 +100,32 @@ class RankTable:
             duplicates=np.zeros(count, dtype=np.int64) if duplicates is None else duplicates,
         )
 
+    def memo(self, key: str, compute: Callable[[], T]) -> T:
+        """``compute()`` once per table: for intermediates that several measures (or several
+        parameters of one measure) share, such as interpolated precision's running maxima."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        value: T = self._memo[key]
+        return value
+
     @property
     def num_queries(self) -> int:
         return len(self.query_ids)
 
-    @property
+    @cached_property
     def relevant(self) -> BoolArray:
-        """Whether each returned document is relevant (grade >= threshold)."""
-        return self.grade >= self.relevance_threshold
+        """Whether each row is relevant: grade >= the threshold (never a negative grade)."""
+        return (self.grade >= self.relevance_threshold) & (self.grade >= 0)
+
+    @property
+    def judged(self) -> BoolArray:
+        """Whether each row's document is judged: always, the table keeps only those."""
+        return np.ones(len(self.query), dtype=bool)
+
+    @cached_property
+    def starts(self) -> IntArray:
+        """Index of each query's first row (its end when it has none)."""
+        return np.searchsorted(self.query, np.arange(self.num_queries)).astype(np.int64)
 
     def per_query_sum(self, values: npt.ArrayLike, where: BoolArray | None = None) -> FloatArray:
         """Sum ``values`` over each query's returned documents (optionally masked)."""
@@ -118,7 +141,7 @@ class RankTable:
         return totals.astype(np.float64, copy=False)
 
     def per_query_count(self, where: BoolArray) -> IntArray:
-        """How many returned documents of each query satisfy ``where``."""
+        """How many rows (judged returned documents) of each query satisfy ``where``."""
         return np.bincount(self.query[where], minlength=self.num_queries).astype(np.int64)
 
     def first_rank(self, where: BoolArray) -> FloatArray:
@@ -129,12 +152,22 @@ class RankTable:
         out[firsts] = self.rank[where][index]
         return out
 
+    def sum_before(self, values: npt.ArrayLike, query: IntArray, limit: IntArray) -> FloatArray:
+        """For each (query, limit) pair: the sum of ``values`` over the query's rows whose
+        rank is below ``limit`` (rows are in rank order within each query)."""
+        width = int(self.rank.max(initial=0)) + 2
+        keys = self.query * width + self.rank
+        totals = np.concatenate(([0.0], np.cumsum(np.asarray(values, dtype=np.float64))))
+        ends = np.searchsorted(keys, query * width + np.minimum(limit, width - 1))
+        result: FloatArray = totals[ends] - totals[self.starts[query]]
+        return result
+
     def running_count(self, where: BoolArray) -> IntArray:
-        """For each position: how many positions of its query, up to and including it, hold."""
+        """For each row: how many rows of its query, up to and including it, hold."""
         total = np.cumsum(where, dtype=np.int64)
-        starts = self.num_ret.cumsum() - self.num_ret
-        before = np.concatenate(([0], total))[starts]
-        return total - before[self.query]
+        before = np.concatenate(([0], total))[self.starts]
+        result: IntArray = total - before[self.query]
+        return result
 
 
 def build_table(
@@ -148,35 +181,37 @@ def build_table(
     hold their place in the list but earn nothing, and are counted in ``duplicates``.
     """
     count = len(query_ids)
-    sizes = [len(rankings.get(qid, ())) for qid in query_ids]
-    total = sum(sizes)
-    grade = np.zeros(total, dtype=np.int64)
-    judged = np.zeros(total, dtype=bool)
+    query: list[int] = []
+    rank: list[int] = []
+    grade: list[int] = []
+    num_ret = np.zeros(count, dtype=np.int64)
     duplicates = np.zeros(count, dtype=np.int64)
     judged_query: list[int] = []
     judged_grade: list[int] = []
-    position = 0
     for index, qid in enumerate(query_ids):
         judgments = qrels.get(qid, {})
+        ranking = rankings.get(qid, ())
         seen: set[str] = set()
-        for doc in rankings.get(qid, ()):
+        for position, doc in enumerate(ranking):
             if doc in seen:
                 duplicates[index] += 1
-            else:
-                seen.add(doc)
-                found = judgments.get(doc)
-                if found is not None:
-                    grade[position] = found
-                    judged[position] = True
-            position += 1
+                continue
+            seen.add(doc)
+            found = judgments.get(doc)
+            if found is not None:
+                query.append(index)
+                rank.append(position)
+                grade.append(found)
+        num_ret[index] = len(ranking)
         judged_query.extend([index] * len(judgments))
         judged_grade.extend(judgments.values())
     return RankTable.from_columns(
         query_ids,
         relevance_threshold,
-        query=np.repeat(np.arange(count, dtype=np.int64), sizes),
-        grade=grade,
-        judged=judged,
+        query=np.array(query, dtype=np.int64),
+        rank=np.array(rank, dtype=np.int64),
+        grade=np.array(grade, dtype=np.int64),
+        num_ret=num_ret,
         judged_query=np.array(judged_query, dtype=np.int64),
         judged_grade=np.array(judged_grade, dtype=np.int64),
         duplicates=duplicates,

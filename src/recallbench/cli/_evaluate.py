@@ -1,0 +1,125 @@
+"""`recallbench evaluate`: qrels and run files in, trec_eval's layout out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from recallbench.cli._errors import reports_errors, warn
+
+
+@click.command(
+    epilog="""\b
+Measures take trec_eval's names (P.5,10  ndcg_cut.10  recip_rank  map_cut.100  official
+all_trec) or recallbench's (P@5  ndcg@10  mrr@10  map@100). Default: official.
+\b
+Examples:
+  recallbench evaluate qrels.txt run.txt
+  recallbench evaluate -q -m ndcg_cut.10 -m P.5 qrels.txt run.txt
+  recallbench evaluate -c -M 100 -l 2 -m all_trec qrels.txt run.txt
+  recallbench evaluate --format json -m ndcg@10 qrels.txt run.txt > scores.json
+"""
+)
+@click.argument("qrels", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("run", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "-m",
+    "--measure",
+    "specs",
+    multiple=True,
+    metavar="MEASURE",
+    help="Measure or trec_eval measure set (repeatable).",
+)
+@click.option("-q", "per_query", is_flag=True, help="Also print every query's values.")
+@click.option(
+    "-c",
+    "complete",
+    is_flag=True,
+    help="Average over all judged queries; those missing from the run score 0.",
+)
+@click.option(
+    "-l",
+    "level",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Relevance level: grade >= LEVEL is relevant.",
+)
+@click.option(
+    "-M",
+    "max_docs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Use only the first N documents of each ranking.",
+)
+@click.option(
+    "-J", "--judged-only", is_flag=True, help="Remove unjudged documents from the rankings first."
+)
+@click.option(
+    "--format",
+    "output",
+    type=click.Choice(["trec", "json", "csv"]),
+    default="trec",
+    show_default=True,
+    help="Output layout.",
+)
+@reports_errors
+def evaluate(
+    qrels: Path,
+    run: Path,
+    specs: tuple[str, ...],
+    per_query: bool,
+    complete: bool,
+    level: int,
+    max_docs: int | None,
+    judged_only: bool,
+    output: str,
+) -> None:
+    """Evaluate a TREC run file against a qrels file, exactly as trec_eval does."""
+    from recallbench.measures._files import evaluate_files
+    from recallbench.measures._trec_eval import TrecOptions
+    from recallbench.measures._trec_output import format_trec, trec_lines
+    from recallbench.measures._trec_sets import expand_trec_measures
+
+    measures, want_runid, missing = expand_trec_measures(specs or ("official",))
+    if missing:
+        warn(f"note: not implemented, left out: {', '.join(missing)}")
+    options = TrecOptions(
+        relevance_level=level, complete=complete, max_docs=max_docs, judged_only=judged_only
+    )
+    result, tag = evaluate_files(qrels, run, measures, options)
+    lines = trec_lines(result, per_query, tag if want_runid else None)
+    if output == "trec":
+        click.echo(format_trec(lines), nl=False)
+    elif output == "csv":
+        click.echo("measure,query,value")
+        for label, qid, value in lines:
+            click.echo(f"{label},{json.dumps(qid) if ',' in qid else qid},{value}")
+    else:
+        document: dict[str, dict[str, str | float]] = {}
+        for label, qid, value in lines:
+            document.setdefault(qid, {})[label] = _number(value)
+        click.echo(
+            json.dumps(
+                {
+                    "run": tag,
+                    "options": {
+                        "relevance_level": level,
+                        "complete": complete,
+                        "max_docs": max_docs,
+                        "judged_only": judged_only,
+                    },
+                    "values": document,
+                },
+                indent=2,
+            )
+        )
+
+
+def _number(text: str) -> str | float:
+    try:
+        return float(text)
+    except ValueError:
+        return text

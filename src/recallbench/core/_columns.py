@@ -1,0 +1,72 @@
+"""Judgments and rankings as columns: the form large files are read and joined in.
+
+Strings stay in Arrow arrays (compact, hashed in C++); everything numeric is numpy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+
+@dataclass(frozen=True, eq=False)
+class QrelsColumns:
+    """One row per judgment."""
+
+    query_names: tuple[str, ...]
+    """Distinct query ids, in order of first appearance."""
+    query: npt.NDArray[np.int32]
+    """Index into ``query_names`` of each judgment."""
+    doc_names: pa.Array
+    """Document ids (strings); may repeat (see ``doc``)."""
+    doc: npt.NDArray[np.int32]
+    """Index into ``doc_names`` of each judgment: equal ids have equal indices (the first
+    occurrence's)."""
+    grade: npt.NDArray[np.int64]
+
+    def to_dict(self) -> dict[str, dict[str, int]]:
+        qrels: dict[str, dict[str, int]] = {name: {} for name in self.query_names}
+        docs = self.doc_names.to_pylist()
+        for q, d, grade in zip(
+            self.query.tolist(), self.doc.tolist(), self.grade.tolist(), strict=True
+        ):
+            qrels[self.query_names[q]][docs[d]] = grade
+        return qrels
+
+
+@dataclass(frozen=True, eq=False)
+class RunColumns:
+    """One row per returned document."""
+
+    query_names: tuple[str, ...]
+    query: npt.NDArray[np.int32]
+    """Index into ``query_names`` of each row (int32: runs have millions of rows)."""
+    doc: pa.Array | pa.ChunkedArray
+    score: npt.NDArray[np.float64]
+    tag: str
+    ordered: bool = False
+    """True when rows are already in the order to evaluate (a system's own order); False for
+    TREC files, which are ordered by score descending, ties by document id descending."""
+
+    def __len__(self) -> int:
+        return len(self.query)
+
+
+def arrow() -> Any:
+    """pyarrow, imported on first use (it costs ~0.15 s to import)."""
+    import pyarrow
+    import pyarrow.compute
+
+    return pyarrow
+
+
+def release_arrow_memory() -> None:
+    """Hand memory Arrow's allocator keeps after a large step back to the system, so that
+    the next step's peak does not stack on it (measured: 205 -> 165 MB after a 26 MB qrels)."""
+    arrow().default_memory_pool().release_unused()

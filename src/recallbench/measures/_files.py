@@ -1,0 +1,32 @@
+"""Evaluate TREC files: small ones through the exact line reader (no Arrow import, it
+costs more than it saves), large ones through the columnar reader and join."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from recallbench.datasets._trec import is_small, read_trec_qrels, read_trec_rankings
+from recallbench.measures._evaluate import Evaluation, evaluate_table
+from recallbench.measures._measure import Measure
+from recallbench.measures._trec_eval import TrecOptions, evaluate_trec
+
+
+def evaluate_files(
+    qrels: Path, run: Path, measures: Sequence[Measure], options: TrecOptions
+) -> tuple[Evaluation, str]:
+    """The evaluation of ``run`` against ``qrels`` as trec_eval, and the run's tag."""
+    if is_small(qrels) and is_small(run):
+        rankings, tag = read_trec_rankings(run)
+        return evaluate_trec(read_trec_qrels(qrels), rankings, measures, options), tag
+    from recallbench.datasets._trec import read_qrels_columns, read_run_columns
+    from recallbench.measures._join import table_from_columns
+
+    # Arrow's CSV reader uses every core while it parses; the qrels' hashing runs meanwhile
+    with ThreadPoolExecutor(1) as pool:
+        judged = pool.submit(read_qrels_columns, qrels)
+        run_columns = read_run_columns(run)
+        qrels_columns = judged.result()
+    table, absent = table_from_columns(qrels_columns, run_columns, options)
+    return evaluate_table(table, measures, options.rules, absent), run_columns.tag
