@@ -40,9 +40,14 @@ class QrelsColumns:
         return qrels
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False)
 class RunColumns:
-    """One row per returned document."""
+    """One row per returned document.
+
+    Not frozen: a join that owns the columns drops the scores and document ids as soon as
+    it is done with them (:meth:`release`), which lowers the peak memory of evaluating a
+    run of tens of millions of lines by their size.
+    """
 
     query_names: tuple[str, ...]
     query: npt.NDArray[np.int32]
@@ -56,6 +61,13 @@ class RunColumns:
 
     def __len__(self) -> int:
         return len(self.query)
+
+    def release(self, what: str) -> None:
+        """Drop the ``"score"`` or ``"doc"`` column (the join that owns the run calls it)."""
+        if what == "score":
+            self.score = np.zeros(0)
+        elif what == "doc":
+            self.doc = arrow().array([], type=arrow().string())
 
 
 def arrow() -> Any:

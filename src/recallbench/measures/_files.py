@@ -28,5 +28,5 @@ def evaluate_files(
         judged = pool.submit(read_qrels_columns, qrels)
         run_columns = read_run_columns(run)
         qrels_columns = judged.result()
-    table, absent = table_from_columns(qrels_columns, run_columns, options)
+    table, absent = table_from_columns(qrels_columns, run_columns, options, consume=True)
     return evaluate_table(table, measures, options.rules, absent), run_columns.tag

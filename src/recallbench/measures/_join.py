@@ -155,10 +155,11 @@ def _judged_rows(
 
 
 def table_from_columns(
-    qrels: QrelsColumns, run: RunColumns, options: TrecOptions
+    qrels: QrelsColumns, run: RunColumns, options: TrecOptions, consume: bool = False
 ) -> tuple[RankTable, BoolArray]:
     """The table of the queries trec_eval evaluates under ``options``, and which of them
-    the run lacks. A repeated judged document keeps its first rank and earns nothing later."""
+    the run lacks. A repeated judged document keeps its first rank and earns nothing later.
+    With ``consume`` the run's scores and document ids are dropped once used."""
     ids = trec_query_ids(qrels.query_names, run.query_names, options.complete)
     count = len(ids)
     final = {name: index for index, name in enumerate(ids)}
@@ -170,6 +171,8 @@ def table_from_columns(
         ordering = Ordering(order, NO_SWAPS, NO_SWAPS)
     else:
         ordering = trec_order(run.query, run.score, run.doc)
+    if consume:
+        run.release("score")
     query = run.query if ordering.order is None else run.query[ordering.order]
 
     # every query's rows are contiguous in evaluation order: where each block starts
@@ -196,8 +199,11 @@ def table_from_columns(
     _refuse_conflicts(qrels, valid, unique_grades[inverse])
 
     # the judged returned documents: position in evaluation order, query, grade
+    found = lookup(run.doc, qrels.doc_names)
+    if consume:
+        run.release("doc")
     row_query, rank, grade, row_keys = _judged_rows(
-        ordering.apply(lookup(run.doc, qrels.doc_names)),
+        ordering.apply(found),
         query,
         to_final,
         block_start,

@@ -1,0 +1,170 @@
+"""`recallbench evaluate` and `recallbench.evaluate`: flags, formats, inputs, errors, and
+agreement with `recallbench run` on the same judgments and run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import recallbench
+from recallbench.cli import main
+from recallbench.core import Hit, QueryResult, Run, RunSpec
+from recallbench.datasets import load_dataset, write_trec_qrels, write_trec_run
+
+
+def evaluate_cli(*args: str) -> str:
+    result = CliRunner().invoke(main, ["evaluate", *args])
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+@pytest.mark.parametrize(
+    ("expected", "flags", "files"),
+    [
+        ("out.test.aq", ["-q", "-m", "all_trec"], ("qrels.test", "results.test")),
+        ("out.test.aqc", ["-q", "-c", "-m", "all_trec"], ("qrels.test", "results.trunc")),
+        (
+            "out.test.aqcM",
+            ["-q", "-c", "-M", "100", "-m", "all_trec"],
+            ("qrels.test", "results.trunc"),
+        ),
+        ("out.test.aql", ["-q", "-l", "2", "-m", "all_trec"], ("qrels.rel_level", "results.test")),
+    ],
+)
+def test_flags_reproduce_trec_eval(
+    trec_tests: Path, expected: str, flags: list[str], files: tuple[str, str]
+) -> None:
+    ours = evaluate_cli(*flags, *(str(trec_tests / name) for name in files)).splitlines()
+    theirs = (trec_tests / expected).read_text().splitlines()
+    # relstring (a string of grades) is the one all_trec line recallbench does not print
+    assert ours == [line for line in theirs if not line.startswith("relstring")]
+
+
+def test_json_and_csv_formats(trec_tests: Path) -> None:
+    files = [str(trec_tests / "qrels.test"), str(trec_tests / "results.test")]
+    document = json.loads(evaluate_cli("--format", "json", "-q", "-m", "P.5", "-m", "map", *files))
+    assert document["run"] == "STANDARD"
+    assert document["values"]["all"]["map"] == pytest.approx(0.1785, abs=5e-5)
+    assert set(document["values"]) == {"301", "302", "303", "all"}
+    rows = evaluate_cli("--format", "csv", "-m", "ndcg@10", *files).splitlines()
+    assert rows[0] == "measure,query,value" and rows[1].startswith("ndcg_cut_10,all,0.")
+
+
+def test_our_measure_names_work_too(trec_tests: Path) -> None:
+    files = [str(trec_tests / "qrels.test"), str(trec_tests / "results.test")]
+    assert evaluate_cli("-m", "P@5", *files) == evaluate_cli("-m", "P.5", *files)
+
+
+def test_bad_input_exits_2_with_the_place(tmp_path: Path) -> None:
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("q1 0 d1 1\nq1 0 d2 high\n")
+    run.write_text("q1 Q0 d1 1 0.5 t\n")
+    result = CliRunner().invoke(main, ["evaluate", str(qrels), str(run)])
+    assert result.exit_code == 2
+    assert f"{qrels}:2: grade must be an integer, got 'high'" in result.output
+    assert "Traceback" not in result.output
+    unknown = CliRunner().invoke(main, ["evaluate", "-m", "ndgc_cut.5", str(qrels), str(run)])
+    assert unknown.exit_code == 2 and "supported:" in unknown.output
+    missing = CliRunner().invoke(main, ["evaluate", str(tmp_path / "nope"), str(run)])
+    assert missing.exit_code == 2 and "file not found" in missing.output
+
+
+QRELS = {"q1": {"a": 2, "b": 0, "c": 1}, "q2": {"x": 1}}
+SCORES = {"q1": {"a": 0.5, "b": 0.9, "c": 0.5}, "q2": {"y": 1.0, "x": 0.2}}
+
+
+def test_api_accepts_dicts_frames_runs_and_files(tmp_path: Path) -> None:
+    measures = ["mrr@10", "ndcg_cut.10", "P.2"]
+    reference = recallbench.evaluate(QRELS, SCORES, measures)
+    # trec order: q1 = b (0.9), then the 0.5 tie by document id descending: c, a
+    assert reference.per_query("q1")["mrr@10"] == 0.5
+    frames = recallbench.evaluate(
+        pd.DataFrame(
+            [(q, d, g) for q, j in QRELS.items() for d, g in j.items()],
+            columns=["query_id", "doc_id", "relevance"],
+        ),
+        pd.DataFrame(
+            [(q, d, s) for q, j in SCORES.items() for d, s in j.items()],
+            columns=["qid", "docno", "score"],
+        ),
+        measures,
+    )
+    ranked = recallbench.evaluate(QRELS, {"q1": ["b", "c", "a"], "q2": ["y", "x"]}, measures)
+    run = Run(
+        spec=RunSpec(system="s"),
+        results=(
+            QueryResult(query_id="q1", hits=(Hit(doc_id="b"), Hit(doc_id="c"), Hit(doc_id="a"))),
+            QueryResult(query_id="q2", hits=(Hit(doc_id="y"), Hit(doc_id="x"))),
+        ),
+    )
+    from_run = recallbench.evaluate(QRELS, run, measures)
+    write_trec_qrels(QRELS, tmp_path / "qrels")
+    write_trec_run(run, tmp_path / "run")
+    from_files = recallbench.evaluate(tmp_path / "qrels", str(tmp_path / "run"), measures)
+    for other in (frames, ranked, from_run, from_files):
+        assert other.means() == reference.means()
+
+
+def test_run_and_evaluate_agree_on_the_bundled_dataset(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert (
+        CliRunner()
+        .invoke(
+            main,
+            [
+                "run",
+                "--out",
+                str(out),
+                "-m",
+                "ndcg@10",
+                "-m",
+                "map",
+                "-m",
+                "mrr@10",
+                "-m",
+                "recall@5",
+            ],
+        )
+        .exit_code
+        == 0
+    )
+    report = json.loads((out / "report.json").read_text())
+    run = Run.model_validate_json((out / "run.json").read_text())
+    dataset = load_dataset("agent-memory-sample")
+    write_trec_qrels(dataset.qrels, tmp_path / "qrels")
+    write_trec_run(run, tmp_path / "run")
+    flags = [
+        "--format",
+        "json",
+        "-q",
+        "-c",
+        "-m",
+        "ndcg@10",
+        "-m",
+        "map",
+        "-m",
+        "mrr@10",
+        "-m",
+        "recall@5",
+    ]
+    values = json.loads(evaluate_cli(*flags, str(tmp_path / "qrels"), str(tmp_path / "run")))
+    labels = {
+        "ndcg@10": "ndcg_cut_10",
+        "map": "map",
+        "mrr@10": "recip_rank_10",
+        "recall@5": "recall_5",
+    }
+    compared = 0
+    for query in report["queries"]:
+        if not query["included"]:
+            continue
+        for measure, label in labels.items():
+            assert values["values"][query["id"]][label] == pytest.approx(
+                query["values"][measure], abs=5e-5
+            )
+            compared += 1
+    assert compared >= 400
