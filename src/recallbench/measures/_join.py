@@ -51,17 +51,19 @@ class Ordering:
         return ordered
 
 
-def _grouped(query: Index) -> bool:
-    """Whether every query's rows are contiguous (the usual layout of a run file)."""
-    changes = int(np.count_nonzero(query[1:] != query[:-1])) if len(query) else -1
-    return changes + 1 == len(np.unique(query)) if len(query) else True
+def _grouped(query: Index, distinct: int) -> bool:
+    """Whether each of the ``distinct`` queries' rows are contiguous (the usual layout)."""
+    if not len(query):
+        return True
+    return int(np.count_nonzero(query[1:] != query[:-1])) + 1 == distinct
 
 
-def trec_order(query: Index, score: FloatArray, doc: Any) -> Ordering:
-    """trec_eval's order of a run's rows: grouped by query, score descending, then document
-    id descending (byte-wise, like strcmp)."""
+def trec_order(query: Index, score: FloatArray, doc: Any, distinct: int) -> Ordering:
+    """trec_eval's order of a run's rows (``query`` indexes ``distinct`` queries, each
+    present): grouped by query, score descending, then document id descending (byte-wise,
+    like strcmp)."""
     order: IntArray | None = None
-    if not _grouped(query):
+    if not _grouped(query, distinct):
         order = np.argsort(query, kind="stable").astype(np.int64)
     q = query if order is None else query[order]
     s = score if order is None else score[order]
@@ -166,11 +168,11 @@ def table_from_columns(
     to_final = _index_map(run.query_names, final)  # run's query index -> evaluated index
 
     if run.ordered:
-        grouped = _grouped(run.query)
+        grouped = _grouped(run.query, len(run.query_names))
         order = None if grouped else np.argsort(run.query, kind="stable").astype(np.int64)
         ordering = Ordering(order, NO_SWAPS, NO_SWAPS)
     else:
-        ordering = trec_order(run.query, run.score, run.doc)
+        ordering = trec_order(run.query, run.score, run.doc, len(run.query_names))
     if consume:
         run.release("score")
     query = run.query if ordering.order is None else run.query[ordering.order]
