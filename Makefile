@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 
-.PHONY: demo test lint typecheck pytest schemas clean
+.PHONY: demo test lint typecheck pytest schemas bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,11 @@ pytest: $(VENV)/.installed-dev
 # Regenerate the JSON Schema files shipped in the package from the models.
 schemas: $(VENV)/.installed
 	$(BIN)/python -m recallbench.schemas
+
+# Time `recallbench evaluate` against pytrec_eval and ranx on a 7M-line run (a few minutes).
+bench: $(VENV)/.installed-dev
+	$(PIP) install -e '.[bench]'
+	$(BIN)/python benchmarks/evaluate_speed.py --data /dev/shm/recallbench-bench
 
 clean:
 	rm -rf $(VENV) out .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -3,8 +3,9 @@
 
 Generates (once, deterministically) a TREC run of QUERIES x DEPTH lines with graded qrels,
 then times each tool as its own process: parse both files, compute trec_eval's default
-("official") measures, print or build the results. Reports the median wall time, the peak
-resident memory of the process, and recallbench's ratios.
+("official") measures, print or build the results. Each tool runs once unmeasured, then
+REPEATS times; reports the median wall time, the peak resident memory of the process, and
+recallbench's ratios. Put --data on a RAM disk (/dev/shm) to keep disk noise out.
 
     python benchmarks/evaluate_speed.py                      # 7,000 x 1,000 = 7M lines
     python benchmarks/evaluate_speed.py --queries 500 --trec-eval ~/trec_eval/trec_eval
@@ -92,8 +93,7 @@ def main() -> None:
     for name, command in tools.items():
         if any(skip in name for skip in args.skip):
             continue
-        if name.startswith("ranx"):
-            measure(command)  # compile or load the numba cache once, unmeasured
+        measure(command)  # one unmeasured run: warms caches (and ranx's numba cache)
         runs = [measure(command) for _ in range(args.repeats)]
         results[name] = (statistics.median(t for t, _ in runs), max(m for _, m in runs))
         wall, peak = results[name]

@@ -34,8 +34,9 @@ def judged_sizes(table: RankTable) -> IntArray:
 
 
 def returned_gain(table: RankTable) -> IntArray:
-    """Gain of every returned document: its grade, 0 when unjudged, negative or repeated."""
-    return np.where(table.judged, np.maximum(table.grade, 0), 0).astype(np.int64)
+    """Gain of every row (judged returned document): its grade, 0 when negative. Unjudged
+    and repeated documents are not rows: they gain 0."""
+    return np.maximum(table.grade, 0)
 
 
 def ideal_gain(table: RankTable) -> IntArray:

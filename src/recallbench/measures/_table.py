@@ -117,11 +117,6 @@ class RankTable:
         """Whether each row is relevant: grade >= the threshold (never a negative grade)."""
         return (self.grade >= self.relevance_threshold) & (self.grade >= 0)
 
-    @property
-    def judged(self) -> BoolArray:
-        """Whether each row's document is judged: always, the table keeps only those."""
-        return np.ones(len(self.query), dtype=bool)
-
     @cached_property
     def starts(self) -> IntArray:
         """Index of each query's first row (its end when it has none)."""

@@ -35,11 +35,10 @@ class Kinds:
 
 def kinds(table: RankTable) -> Kinds:
     threshold = table.relevance_threshold
-    judged = table.judged
-    return Kinds(
-        relevant=judged & (table.grade >= threshold) & (table.grade >= 0),
-        nonrelevant=judged & (table.grade >= 0) & (table.grade < threshold),
-        unjudged=judged & (table.grade < 0),
+    return Kinds(  # rows are judged returned documents; unpooled ones are not rows
+        relevant=table.relevant,
+        nonrelevant=(table.grade >= 0) & (table.grade < threshold),
+        unjudged=table.grade < 0,
     )
 
 
