@@ -21,7 +21,6 @@ from recallbench.measures._trec_output import trec_lines
 
 SKIPPED = {
     "runid": "not a measure: the run's tag, printed by `recallbench evaluate` (checked there)",
-    "relstring": "a string of grades, not a number; not implemented",
     "ndcg": "ndcg with a gain map (ndcg.1=3,2=9,...) is not implemented; plain ndcg is",
 }
 

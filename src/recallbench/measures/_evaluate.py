@@ -62,6 +62,8 @@ class Evaluation:
     """Queries without any relevant judged document."""
     measures: Mapping[str, Measure] = field(default_factory=dict)
     """Canonical name -> measure, in the order asked for."""
+    texts: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    """Per-query strings of textual measures (relstring), in ``query_ids`` order."""
     duplicates: Mapping[str, int] = field(default_factory=dict)
     rules: Rules = field(default_factory=Rules)
 
@@ -74,7 +76,8 @@ class Evaluation:
         return self.measures[measure].aggregate(chosen)
 
     def means(self) -> dict[str, float]:
-        return {name: self.mean(name) for name in self.values}
+        """Aggregates of the numeric measures (textual ones have none)."""
+        return {name: self.mean(name) for name in self.values if name not in self.texts}
 
     @property
     def included_ids(self) -> list[str]:
@@ -123,6 +126,7 @@ def evaluate_table(
         missing=missing,
         no_relevant=no_relevant,
         measures=by_name,
+        texts={name: texts for name, m in by_name.items() if (texts := m.texts(table)) is not None},
         duplicates={qid: int(n) for qid, n in zip(ids, table.duplicates, strict=True) if n},
         rules=rules,
     )

@@ -43,6 +43,8 @@ class Measure(ABC):
     """Whether trec_eval prints a per-query value (gm_map, num_q: only the aggregate)."""
     integer: ClassVar[bool] = False
     """Counts are printed as integers."""
+    textual: ClassVar[bool] = False
+    """A per-query string rather than a number (relstring): no aggregate."""
 
     def __post_init__(self) -> None:
         if self.cutoff is not None and (not self.cutoff_allowed or self.cutoff < 1):
@@ -65,6 +67,10 @@ class Measure(ABC):
     @abstractmethod
     def compute(self, table: RankTable) -> FloatArray:
         """Value for every query of ``table``, in its order."""
+
+    def texts(self, table: RankTable) -> list[str] | None:
+        """Per-query strings for a textual measure; None for numeric ones."""
+        return None
 
     def aggregate(self, values: FloatArray) -> float:
         """The value over all queries: the arithmetic mean unless the measure says otherwise."""

@@ -22,7 +22,10 @@ def trec_lines(
             key=lambda i: evaluation.query_ids[i],
         ):
             for name, measure in evaluation.measures.items():
-                if measure.shown_per_query:
+                if name in evaluation.texts:
+                    text = evaluation.texts[name][index]
+                    yield measure.trec_label(), evaluation.query_ids[index], f"'{text}'"
+                elif measure.shown_per_query:
                     value = float(evaluation.values[name][index])
                     yield (
                         measure.trec_label(),
@@ -32,7 +35,8 @@ def trec_lines(
     if runid is not None:
         yield "runid", "all", runid
     for name, measure in evaluation.measures.items():
-        yield measure.trec_label(), "all", measure.format_value(evaluation.mean(name))
+        if name not in evaluation.texts:
+            yield measure.trec_label(), "all", measure.format_value(evaluation.mean(name))
 
 
 def format_trec(lines: Iterator[tuple[str, str, str]]) -> str:

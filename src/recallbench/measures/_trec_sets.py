@@ -24,6 +24,7 @@ OFFICIAL = (
 
 ALL_TREC = (
     *OFFICIAL,
+    "relstring",
     "recall",
     "infAP",
     "gm_bpref",
@@ -54,8 +55,12 @@ ALL_TREC = (
 
 def expand_trec_measures(specs: Iterable[str]) -> tuple[list[Measure], bool, list[str]]:
     """Parse ``-m`` arguments: (measures without repeats, whether ``runid`` is asked for,
-    families of a named set that recallbench does not implement)."""
-    measures: dict[str, Measure] = {}
+    families of a named set that recallbench does not implement).
+
+    As in trec_eval, naming a family again replaces its parameters: ``-m all_trec -m
+    relstring.20`` gives relstring at 20 only, in all_trec's place.
+    """
+    families: dict[str, list[Measure]] = {}
     runid = False
     missing: list[str] = []
     for spec in specs:
@@ -69,6 +74,10 @@ def expand_trec_measures(specs: Iterable[str]) -> tuple[list[Measure], bool, lis
             if spec in ("official", "all_trec") and trec_family(name) is None:
                 missing.append(name)
                 continue
-            for measure in parse_trec_measure(name):
-                measures.setdefault(str(measure), measure)
-    return list(measures.values()), runid, missing
+            family = name.partition(".")[0] if trec_family(name.partition(".")[0]) else name
+            families[family] = parse_trec_measure(name)
+    unique: dict[str, Measure] = {}
+    for measures in families.values():
+        for measure in measures:
+            unique.setdefault(str(measure), measure)
+    return list(unique.values()), runid, missing
