@@ -77,12 +77,14 @@ def encode_runs(column: Any) -> tuple[list[str], npt.NDArray[np.int32]] | None:
     if sum(len(chunk.values) for chunk in encoded) * 4 > max(len(column), 1):
         return None
     positions: dict[str, int] = {}
-    parts = []
+    values: list[int] = []
+    lengths: list[npt.NDArray[np.int64]] = []
     for chunk in encoded:
-        ends = chunk.run_ends.to_numpy()
-        values = [positions.setdefault(v, len(positions)) for v in chunk.values.to_pylist()]
-        parts.append(np.repeat(np.array(values, dtype=np.int32), np.diff(ends, prepend=0)))
-    return list(positions), np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
+        values += [positions.setdefault(v, len(positions)) for v in chunk.values.to_pylist()]
+        lengths.append(np.diff(chunk.run_ends.to_numpy().astype(np.int64), prepend=0))
+    if not values:
+        return [], np.zeros(0, dtype=np.int32)
+    return list(positions), np.repeat(np.array(values, dtype=np.int32), np.concatenate(lengths))
 
 
 def encode_queries(column: Any) -> tuple[tuple[str, ...] | None, npt.NDArray[np.int32]]:

@@ -42,12 +42,11 @@ class Ordering:
     swap_from: IntArray
 
     def apply(self, values: Index) -> Index:
-        """``values`` (one per file row) in evaluation order."""
+        """``values`` (one per file row) in evaluation order; may reorder ``values`` itself
+        (callers hand over arrays they own)."""
         ordered = values if self.order is None else values[self.order]
         if len(self.swap_at):
-            swapped = ordered.copy()
-            swapped[self.swap_at] = ordered[self.swap_from]
-            return swapped
+            ordered[self.swap_at] = ordered[self.swap_from]  # fancy index: a copy is read
         return ordered
 
 
@@ -93,22 +92,17 @@ def lookup(values: Any, value_set: Any) -> npt.NDArray[np.int32]:
     split between two threads (each builds its own hash set; measured 25% faster here)."""
     pa = arrow()
     chunks = values.chunks if hasattr(values, "chunks") else [values]
-    halves = [chunks[: len(chunks) // 2], chunks[len(chunks) // 2 :]]
+    halves = [part for part in (chunks[: len(chunks) // 2], chunks[len(chunks) // 2 :]) if part]
+
+    def find(part: list[Any]) -> npt.NDArray[np.int32]:
+        found = pa.compute.index_in(pa.chunked_array(part, type=pa.string()), value_set=value_set)
+        result: npt.NDArray[np.int32] = found.fill_null(-1).to_numpy(zero_copy_only=False)
+        return result
+
     with ThreadPoolExecutor(2) as pool:
-        found = list(
-            pool.map(
-                lambda part: (
-                    pa.compute.index_in(
-                        pa.chunked_array(part, type=pa.string()), value_set=value_set
-                    )
-                    .fill_null(-1)
-                    .to_numpy(zero_copy_only=False)
-                ),
-                [half for half in halves if half],
-            )
-        )
+        parts = list(pool.map(find, halves))
     release_arrow_memory()
-    return np.concatenate(found) if found else np.zeros(0, dtype=np.int32)
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
 
 
 def _refuse_conflicts(qrels: QrelsColumns, valid: BoolArray, kept: IntArray) -> None:
