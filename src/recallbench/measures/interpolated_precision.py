@@ -9,9 +9,10 @@ from typing import ClassVar
 import numpy as np
 
 from recallbench.core import UnknownMeasureError
+from recallbench.measures._fraction import FractionMeasure
 from recallbench.measures._measure import Measure, register
 from recallbench.measures._table import FloatArray, IntArray, RankTable
-from recallbench.measures._trec_extra import kinds, lround, parse_float, parse_floats, two_decimals
+from recallbench.measures._trec_extra import kinds, lround, parse_floats, two_decimals
 
 ELEVEN_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 """The standard recall levels of the recall-precision graph."""
@@ -58,7 +59,7 @@ def _check_level(level: float, what: str) -> float:
 
 @register
 @dataclass(frozen=True)
-class InterpolatedPrecision(Measure):
+class InterpolatedPrecision(FractionMeasure):
     """iprec_at_recall@x: interpolated precision at recall level x.
 
     With R relevant documents and c = round(x * R) (halves up; at least 1), the value is
@@ -72,7 +73,8 @@ class InterpolatedPrecision(Measure):
 
     name = "iprec_at_recall"
     aliases = ("iprec",)
-    cutoff_allowed = False
+    parameter = "level"
+    parameter_text = "a recall level"
     trec_names: ClassVar[dict[str, tuple[str, ...]]] = {
         "iprec_at_recall": tuple(f"{x:.2f}" for x in ELEVEN_POINTS)
     }
@@ -81,27 +83,6 @@ class InterpolatedPrecision(Measure):
     def __post_init__(self) -> None:
         super().__post_init__()
         _check_level(self.level, self.name)
-
-    def __str__(self) -> str:
-        return f"{self.name}@{two_decimals(self.level)}"
-
-    def trec_label(self) -> str:
-        return f"iprec_at_recall_{self.level:.2f}"
-
-    def definition(self) -> str:
-        return f"{self.summary} Recall level {two_decimals(self.level)}."
-
-    @classmethod
-    def from_argument(cls, argument: str | None) -> Measure:
-        if argument is None:
-            raise UnknownMeasureError(
-                f"{cls.name} needs a recall level, for example {cls.name}@0.5"
-            )
-        return cls(level=parse_float(argument, f"measure {cls.name}@{argument}"))
-
-    @classmethod
-    def from_trec_argument(cls, argument: str) -> Measure:
-        return cls.from_argument(argument)
 
     def compute(self, table: RankTable) -> FloatArray:
         values: FloatArray = interpolated_precision(table, [self.level])[0]

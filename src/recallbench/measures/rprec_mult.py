@@ -8,9 +8,10 @@ from typing import ClassVar
 import numpy as np
 
 from recallbench.core import UnknownMeasureError
-from recallbench.measures._measure import Measure, register
+from recallbench.measures._fraction import FractionMeasure
+from recallbench.measures._measure import register
 from recallbench.measures._table import FloatArray, RankTable
-from recallbench.measures._trec_extra import kinds, parse_float, two_decimals
+from recallbench.measures._trec_extra import kinds
 
 DEFAULT_MULTIPLES = tuple(f"{m / 10:.2f}" for m in range(2, 21, 2))
 """trec_eval's default multiples: 0.2, 0.4, ..., 2.0."""
@@ -18,7 +19,7 @@ DEFAULT_MULTIPLES = tuple(f"{m / 10:.2f}" for m in range(2, 21, 2))
 
 @register
 @dataclass(frozen=True)
-class RPrecisionMultiple(Measure):
+class RPrecisionMultiple(FractionMeasure):
     """rprec_mult@m: precision at rank n = floor(m * R + 0.9), R the relevant documents.
 
     ``rprec_mult@m = |{relevant documents at ranks 1..n}| / n`` (n counted even beyond the
@@ -32,7 +33,8 @@ class RPrecisionMultiple(Measure):
 
     name = "rprec_mult"
     aliases = ("r-prec_mult",)
-    cutoff_allowed = False
+    parameter = "multiple"
+    parameter_text = "a multiple of R"
     trec_names: ClassVar[dict[str, tuple[str, ...]]] = {"Rprec_mult": DEFAULT_MULTIPLES}
     summary = "Precision at rank m * R (rounded as trec_eval: floor(m * R + 0.9))."
 
@@ -40,27 +42,6 @@ class RPrecisionMultiple(Measure):
         super().__post_init__()
         if not self.multiple > 0:
             raise UnknownMeasureError(f"{self.name}: multiple {self.multiple} must be positive")
-
-    def __str__(self) -> str:
-        return f"{self.name}@{two_decimals(self.multiple)}"
-
-    def trec_label(self) -> str:
-        return f"Rprec_mult_{self.multiple:.2f}"
-
-    def definition(self) -> str:
-        return f"{self.summary} m = {two_decimals(self.multiple)}."
-
-    @classmethod
-    def from_argument(cls, argument: str | None) -> Measure:
-        if argument is None:
-            raise UnknownMeasureError(
-                f"{cls.name} needs a multiple of R, for example {cls.name}@0.5"
-            )
-        return cls(multiple=parse_float(argument, f"measure {cls.name}@{argument}"))
-
-    @classmethod
-    def from_trec_argument(cls, argument: str) -> Measure:
-        return cls.from_argument(argument)
 
     def compute(self, table: RankTable) -> FloatArray:
         depth: FloatArray = np.floor(self.multiple * table.num_rel + 0.9)
