@@ -43,7 +43,7 @@ def test_match_expression_quotes_every_token() -> None:
 
 def test_builtin_system_ranks_with_bm25() -> None:
     async def scenario() -> list[Sequence[Hit]]:
-        system = BuiltinSystem()
+        system = BuiltinSystem(channels=("lexical",))
         await system.setup(DOCS)
         try:
             return [await system.search(query, 2) for query in QUERIES]
@@ -66,7 +66,8 @@ def test_builtin_is_registered_and_satisfies_the_protocol() -> None:
 class FlakySystem(BuiltinSystem):
     """The built-in system, failing on one query: a unit double for the runner's logic."""
 
-    name = "flaky"
+    def __init__(self) -> None:
+        super().__init__(channels=("lexical",), name="flaky")
 
     async def search(self, query: Query, k: int) -> Sequence[Hit]:
         if query.id == "q2":
@@ -99,7 +100,8 @@ def test_a_failing_query_is_recorded_scores_zero_and_the_run_goes_on() -> None:
 
 
 class BrokenSetup(BuiltinSystem):
-    name = "broken"
+    def __init__(self) -> None:
+        super().__init__(channels=("lexical",), name="broken")
 
     async def setup(self, documents: Sequence[Document]) -> None:
         raise ConnectionError("server exited with status 1")

@@ -2,7 +2,8 @@
 
 A third-party package adds a system with an entry point in the group
 ``recallbench.systems`` whose object is a callable returning a ``SystemUnderTest``
-(typically the class). Built-ins are registered through the same entry-point group.
+(typically the class). The built-in systems are registered here; a plugin cannot shadow
+them.
 """
 
 from __future__ import annotations
@@ -20,10 +21,26 @@ DEFAULT_SYSTEM = "builtin"
 Factory = Callable[..., SystemUnderTest]
 
 
-def _factories() -> dict[str, Factory]:
-    from recallbench.systems._builtin import BuiltinSystem
+def _builtin(channels: tuple[str, ...], name: str) -> Factory:
+    def factory(**options: Any) -> SystemUnderTest:
+        from recallbench.systems._builtin import BuiltinSystem
 
-    found: dict[str, Factory] = {"builtin": BuiltinSystem}
+        return BuiltinSystem(channels=channels, name=name, **options)
+
+    return factory
+
+
+BUILTINS = {
+    "builtin": ("lexical", "dense"),
+    "builtin-hybrid": ("lexical", "dense"),
+    "builtin-lexical": ("lexical",),
+    "builtin-dense": ("dense",),
+}
+"""The built-in systems and their channels (``builtin`` is the hybrid)."""
+
+
+def _factories() -> dict[str, Factory]:
+    found: dict[str, Factory] = {name: _builtin(c, name) for name, c in BUILTINS.items()}
     for entry in entry_points(group=ENTRY_POINT_GROUP):
         found.setdefault(entry.name, _lazy(entry.load))
     return found
