@@ -22,3 +22,22 @@ def shared_data(*parts: str) -> Path:
 def trec_tests() -> Path:
     """trec_eval's own reference test files (usnistgov/trec_eval test/)."""
     return shared_data("trec_eval_tests")
+
+
+@pytest.fixture(scope="session")
+def installed_servers() -> Path:
+    """RECALLBENCH_HOME with the npm server-memory installed (real, from the registry).
+
+    Kept in the repository's .cache so that later runs reuse it; fails without npm."""
+    import os
+    import shutil
+
+    from recallbench.systems._install import install
+    from recallbench.systems._profile import load_profile, shipped_profiles
+
+    if shutil.which("npm") is None:
+        pytest.fail("npm is required: the MCP tests start the real @modelcontextprotocol server")
+    home = ROOT / ".cache" / "recallbench-home"
+    os.environ["RECALLBENCH_HOME"] = str(home)
+    install(load_profile(shipped_profiles()["server-memory"]))
+    return home

@@ -17,6 +17,7 @@ COMMANDS = {
     "run": ("recallbench.cli._run", "run"),
     "evaluate": ("recallbench.cli._evaluate", "evaluate"),
     "datasets": ("recallbench.cli._datasets", "datasets"),
+    "systems": ("recallbench.cli._systems", "systems"),
 }
 """Command name -> (module, attribute), imported on first use."""
 

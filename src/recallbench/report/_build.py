@@ -87,6 +87,7 @@ def build_report(
         dataset=dataset.ref,
         relevance_threshold=rules.relevance_threshold,
         system=run.spec,
+        system_scores=any(hit.score is not None for r in run.results for hit in r.hits),
         rules=rules.describe(),
         measures=[MeasureInfo(name=str(m), definition=m.definition()) for m in measures],
         counts=Counts(

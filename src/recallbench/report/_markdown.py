@@ -45,7 +45,13 @@ def render_markdown(report: Report) -> str:
         "",
         f"- dataset: `{report.dataset.name}` version {report.dataset.version}, "
         f"sha256 `{report.dataset.sha256[:16]}…`",
-        f"- system: `{spec.system}`" + (f", k = {spec.k}" if spec.k else ""),
+        f"- system: `{spec.system}`"
+        + (f", k = {spec.k}" if spec.k else "")
+        + (
+            ""
+            if report.system_scores
+            else "; it returned no scores: results are evaluated in the order returned"
+        ),
         f"- recallbench {report.recallbench_version}"
         + (f", git {report.git_revision}" if report.git_revision else "")
         + f", {report.created_at.isoformat(timespec='seconds')}",

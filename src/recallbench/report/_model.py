@@ -84,6 +84,9 @@ class Report(Record):
     dataset: DatasetRef
     relevance_threshold: int
     system: RunSpec
+    system_scores: bool = True
+    """Whether the system returned scores; without them results are evaluated in the order
+    the system returned them (unranked MCP servers, for example)."""
     rules: dict[str, str]
     """The metric rules applied (DESIGN §4), in words."""
     measures: list[MeasureInfo]

@@ -42,6 +42,8 @@ def render_terminal(report: Report, console: Console) -> None:
         f"no relevant judgments {counts.no_relevant} (not in the means) · "
         f"failed {counts.failed} · missing {counts.missing}"
     )
+    if not report.system_scores:
+        console.print("the system returned no scores: results evaluated in the order returned")
     if report.latency_ms is not None:
         lat = report.latency_ms
         console.print(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any
 
 from recallbench.core import UnknownNameError
@@ -55,13 +56,25 @@ def _lazy(load: Callable[[], Any]) -> Factory:
 
 
 def system_names() -> list[str]:
-    return sorted(_factories())
+    """Built-in systems, shipped MCP profiles and plugins' systems."""
+    from recallbench.systems._profile import shipped_profiles
+
+    return sorted({*_factories(), *shipped_profiles()})
 
 
 def create_system(name: str = DEFAULT_SYSTEM, **options: Any) -> SystemUnderTest:
-    """Build the system registered as ``name``."""
+    """Build the system registered as ``name``, a shipped MCP profile, or the profile in
+    the TOML file ``name``."""
+    from recallbench.systems._mcp import MCPSystem
+    from recallbench.systems._profile import load_profile, shipped_profiles
+
     factories = _factories()
-    if name not in factories:
-        known = ", ".join(sorted(factories))
-        raise UnknownNameError(f"unknown system {name!r}; available: {known}")
-    return factories[name](**options)
+    if name in factories:
+        return factories[name](**options)
+    profiles = shipped_profiles()
+    if name in profiles or name.endswith(".toml"):
+        return MCPSystem(load_profile(profiles.get(name, Path(name))), **options)
+    known = ", ".join(sorted({*factories, *profiles}))
+    raise UnknownNameError(
+        f"unknown system {name!r}; available: {known} (or a profile file, NAME.toml)"
+    )

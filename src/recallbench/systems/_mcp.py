@@ -1,0 +1,222 @@
+"""A system under test behind an MCP server, driven by a profile, over stdio.
+
+The official ``mcp`` SDK performs the handshake (initialize, initialized), lists the tools,
+then ingests and searches with the profile's tools and argument templates. Results are read
+from structured content, JSON in a text block, or one text block per hit, and mapped to the
+dataset's documents by id or by content; a hit that maps to nothing is counted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Sequence
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from recallbench.core import Document, Hit, Query, SystemUnderTestError
+from recallbench.systems._install import install_folder, is_installed
+from recallbench.systems._profile import Profile
+
+_PLACEHOLDER = re.compile(r"\{([a-z_.]+)\}")
+
+
+def fill(template: Any, values: dict[str, Any]) -> Any:
+    """Replace ``{name}`` placeholders in every string of a JSON template; a string that is
+    exactly one placeholder takes the value's own type (``"{k}"`` -> 10)."""
+    if isinstance(template, str):
+        whole = _PLACEHOLDER.fullmatch(template)
+        if whole and whole.group(1) in values:
+            return values[whole.group(1)]
+        return _PLACEHOLDER.sub(lambda m: str(values.get(m.group(1), m.group(0))), template)
+    if isinstance(template, list):
+        return [fill(item, values) for item in template]
+    if isinstance(template, dict):
+        return {key: fill(value, values) for key, value in template.items()}
+    return template
+
+
+def select(value: Any, path: str) -> Any:
+    """Follow a dotted path (``entities`` or ``result.hits``) into JSON; "" is the value."""
+    for part in filter(None, path.split(".")):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def normalise(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+def _text_of(value: Any) -> str:
+    if isinstance(value, list):
+        return " ".join(map(str, value))
+    return "" if value is None else str(value)
+
+
+class MCPSystem:
+    """A memory MCP server started from a profile, a fresh store per run."""
+
+    def __init__(self, profile: Profile, keep: bool = False) -> None:
+        self.profile = profile
+        self.name = profile.name
+        self.keep = keep
+        self.unmatched = 0
+        """Hits that mapped to no dataset document (counted, not scored)."""
+        self._stack: AsyncExitStack | None = None
+        self._session: Any = None
+        self._workdir: Path | None = None
+        self._by_content: dict[str, str] = {}
+        self._ids: set[str] = set()
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            "profile": self.profile.model_dump(mode="json"),
+            "transport": "stdio",
+            "ranked": self.profile.results.ranked,
+        }
+
+    async def setup(self, documents: Sequence[Document]) -> None:
+        from mcp import ClientSession, StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
+        needs_install = bool(self.profile.install.npm or self.profile.install.pip)
+        if needs_install and not is_installed(self.profile):
+            raise SystemUnderTestError(
+                f"{self.name} is not installed: run `recallbench systems install {self.name}`"
+            )
+        self._workdir = Path(tempfile.mkdtemp(prefix=f"recallbench-{self.name}-"))
+        places = {"workdir": str(self._workdir), "install": str(install_folder(self.profile))}
+        command = [fill(part, places) for part in self.profile.server.command]
+        env = {**os.environ, **{k: fill(v, places) for k, v in self.profile.server.env.items()}}
+        parameters = StdioServerParameters(
+            command=command[0], args=command[1:], env=env, cwd=str(self._workdir)
+        )
+        self._stack = AsyncExitStack()
+        try:
+            # the SDK's task groups live as long as the connection: only the handshake is timed
+            read, write = await self._stack.enter_async_context(
+                stdio_client(parameters, errlog=self._stack.enter_context(open(os.devnull, "w")))  # noqa: SIM115
+            )
+            self._session = await self._stack.enter_async_context(ClientSession(read, write))
+            with anyio.fail_after(self.profile.server.startup_timeout):
+                await self._session.initialize()
+                tools = {tool.name for tool in (await self._session.list_tools()).tools}
+        except BaseException as error:
+            await self.close()
+            if isinstance(error, TimeoutError):
+                raise SystemUnderTestError(
+                    f"{self.name}: server did not start within "
+                    f"{self.profile.server.startup_timeout} s"
+                ) from None
+            raise
+        for tool in (self.profile.ingest.tool, self.profile.search.tool):
+            if tool not in tools:
+                await self.close()
+                raise SystemUnderTestError(
+                    f"{self.name}: the server has no tool {tool!r} (it has {sorted(tools)})"
+                )
+        await self._ingest(documents)
+
+    async def _ingest(self, documents: Sequence[Document]) -> None:
+        ingest = self.profile.ingest
+        self._ids = {doc.id for doc in documents}
+        self._by_content = {normalise(doc.text): doc.id for doc in documents}
+        items = [
+            fill(
+                ingest.item,
+                {
+                    "id": doc.id,
+                    "text": doc.text,
+                    "title": doc.title or "",
+                    **{f"metadata.{k}": v for k, v in doc.metadata.items()},
+                },
+            )
+            for doc in documents
+        ]
+        size = ingest.batch_size if ingest.batch_field else 1
+        for start in range(0, len(items), size):
+            chunk = items[start : start + size]
+            arguments = {ingest.batch_field: chunk} if ingest.batch_field else chunk[0]
+            await self._call(ingest.tool, arguments)
+
+    async def _call(self, tool: str, arguments: dict[str, Any]) -> Any:
+        if self._session is None:
+            raise RuntimeError(f"{self.name}: call before setup")
+        with anyio.fail_after(self.profile.server.call_timeout):
+            result = await self._session.call_tool(tool, arguments)
+        texts = [
+            block.text
+            for block in getattr(result, "content", [])
+            if getattr(block, "type", "") == "text"
+        ]
+        if getattr(result, "is_error", getattr(result, "isError", False)):
+            raise SystemUnderTestError(f"{tool} failed: {' '.join(texts)[:300]}")
+        for pattern in self.profile.results.error_patterns:
+            if any(re.search(pattern, text) for text in texts):
+                raise SystemUnderTestError(f"{tool} reported an error: {' '.join(texts)[:300]}")
+        return result
+
+    async def search(self, query: Query, k: int) -> Sequence[Hit]:
+        search = self.profile.search
+        result = await self._call(
+            search.tool, fill(search.arguments, {"query": query.text, "k": k})
+        )
+        return self._hits(result)[:k]
+
+    def _hits(self, result: Any) -> list[Hit]:
+        spec = self.profile.results
+        texts = [block.text for block in result.content if getattr(block, "type", "") == "text"]
+        if spec.source == "text_blocks":
+            raw: list[Any] = [{"text": text} for text in texts]
+        else:
+            structured = getattr(result, "structured_content", None)
+            if structured is None:
+                structured = getattr(result, "structuredContent", None)
+            if spec.source == "json_text" or structured is None:
+                try:
+                    structured = json.loads(texts[0]) if texts else None
+                except json.JSONDecodeError:
+                    raise SystemUnderTestError(
+                        f"{self.name}: expected JSON in the answer, got {texts[0][:120]!r}"
+                    ) from None
+            found = select(structured, spec.hits)
+            raw = found if isinstance(found, list) else []
+        hits = []
+        for item in raw:
+            doc_id = self._map(item)
+            if doc_id is None:
+                self.unmatched += 1
+                continue
+            score = select(item, spec.score) if spec.score else None
+            hits.append(
+                Hit(
+                    doc_id=doc_id,
+                    score=float(score) if isinstance(score, int | float) else None,
+                    channels=("mcp",),
+                )
+            )
+        return hits
+
+    def _map(self, item: Any) -> str | None:
+        spec = self.profile.results
+        if spec.match == "id":
+            value = select(item, spec.id) if spec.id else None
+            return str(value) if value is not None and str(value) in self._ids else None
+        text = select(item, spec.text) if spec.text else item.get("text")
+        return self._by_content.get(normalise(_text_of(text)))
+
+    async def close(self) -> None:
+        stack, self._stack, self._session = self._stack, None, None
+        if stack is not None:
+            with contextlib.suppress(Exception):  # a crashed server must not hide the results
+                await stack.aclose()
+        if self._workdir is not None and not self.keep:
+            shutil.rmtree(self._workdir, ignore_errors=True)
+        self._workdir = None

@@ -1,0 +1,102 @@
+"""Profiles: how to start, fill and query an MCP memory server, declared in TOML.
+
+Shipped profiles live in ``recallbench/systems/profiles``; a user profile is any TOML file
+given by path. Unknown keys and bad values are errors naming the key and the file.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, JsonValue, ValidationError
+
+from recallbench.core import ConfigError, DatasetError
+from recallbench.core._model import Record
+from recallbench.core._validation import problems_of
+
+
+class Install(Record):
+    npm: str | None = None
+    """An npm package spec, installed with ``npm install`` into the profile's folder."""
+    pip: list[str] = Field(default_factory=list)
+    """pip requirements, installed into a virtual environment of their own."""
+    python: str | None = None
+    """The interpreter for that environment (``python3.12``); default: the current one."""
+
+
+class Server(Record):
+    command: list[str] = Field(min_length=1)
+    """The command line; ``{install}`` is the installed folder, ``{workdir}`` a fresh
+    temporary directory for the run's store."""
+    env: dict[str, str] = Field(default_factory=dict)
+    startup_timeout: float = Field(default=30.0, gt=0)
+    call_timeout: float = Field(default=30.0, gt=0)
+
+
+class Ingest(Record):
+    tool: str
+    batch_size: int = Field(default=1, ge=1)
+    batch_field: str | None = None
+    """When set, up to ``batch_size`` items go in one call as this argument's list."""
+    item: dict[str, JsonValue]
+    """The arguments (or list item) for one document: ``{id}``, ``{text}``, ``{title}`` and
+    ``{metadata.KEY}`` are replaced."""
+
+
+class Search(Record):
+    tool: str
+    arguments: dict[str, JsonValue]
+    """``{query}`` and ``{k}`` are replaced (``{k}`` keeps its integer type)."""
+
+
+class Results(Record):
+    source: Literal["structured", "json_text", "text_blocks"] = "structured"
+    """Where hits are: structured content (falling back to JSON in the first text block),
+    JSON inside the first text block, or one text block per hit."""
+    hits: str = ""
+    """Dotted path to the list of hits inside the JSON ("" = the JSON is the list)."""
+    id: str | None = None
+    text: str | None = None
+    score: str | None = None
+    match: Literal["id", "content"] = "id"
+    """Map a hit to a dataset document by its id field, or by its text (normalised)."""
+    ranked: bool = True
+    """False when the server returns hits unranked (evaluated in the order returned)."""
+    error_patterns: list[str] = Field(default_factory=list)
+    """Regular expressions that mark a text answer as an error even if is_error is false."""
+
+
+class Profile(Record):
+    name: str
+    description: str = ""
+    install: Install = Field(default_factory=Install)
+    server: Server
+    ingest: Ingest
+    search: Search
+    results: Results = Field(default_factory=Results)
+
+
+def shipped_profiles() -> dict[str, Path]:
+    folder = resources.files("recallbench.systems") / "profiles"
+    return {
+        entry.name.removesuffix(".toml"): Path(str(entry))
+        for entry in folder.iterdir()
+        if entry.name.endswith(".toml")
+    }
+
+
+def load_profile(path: Path) -> Profile:
+    """Read and validate a profile; every problem is reported with its key."""
+    try:
+        data: Any = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: profile not found") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    try:
+        return Profile.model_validate(data)
+    except ValidationError as exc:
+        raise DatasetError(str(path), problems_of(exc)) from None

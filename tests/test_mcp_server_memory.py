@@ -1,0 +1,101 @@
+"""The MCP adapter against the real @modelcontextprotocol/server-memory (npm), over stdio:
+handshake, ingestion, search, result mapping, a server killed mid-run."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from recallbench.cli import main
+from recallbench.core import Dataset, Document, Query
+from recallbench.measures import parse_measures
+from recallbench.report import build_report
+from recallbench.runner import run_dataset
+from recallbench.systems import create_system
+from recallbench.systems._mcp import MCPSystem, fill, select
+from recallbench.systems._profile import load_profile, shipped_profiles
+
+TINY = Dataset(
+    name="tiny",
+    documents=(
+        Document(id="pg", text="The ledger runs on PostgreSQL since March."),
+        Document(id="fri", text="Deploys are frozen on Fridays."),
+        Document(id="pr", text="Priya wants PR descriptions with a test plan."),
+    ),
+    queries=(
+        Query(id="q1", text="postgresql"),
+        Query(id="q2", text="frozen on fridays"),
+        Query(id="q3", text="the office cat"),
+        Query(id="q4", text="test plan"),
+    ),
+    qrels={"q1": {"pg": 3}, "q2": {"fri": 2}, "q3": {"pr": 1}, "q4": {"pr": 3}},
+)
+
+
+def test_templates_and_selectors() -> None:
+    assert fill({"q": "{query}", "k": "{k}", "t": "top {k}"}, {"query": "x", "k": 5}) == {
+        "q": "x",
+        "k": 5,
+        "t": "top 5",
+    }
+    assert select({"a": {"b": [1]}}, "a.b") == [1]
+    assert select([1], "") == [1]
+
+
+def test_real_server_memory_is_evaluated(installed_servers: Path) -> None:
+    run = asyncio.run(run_dataset(TINY, create_system("server-memory"), k=10))
+    by_id = {r.query_id: r for r in run.results}
+    assert [h.doc_id for h in by_id["q1"].hits] == ["pg"]  # case-insensitive substring
+    assert [h.doc_id for h in by_id["q2"].hits] == ["fri"]
+    assert by_id["q3"].hits == ()
+    assert all(h.score is None and h.channels == ("mcp",) for h in by_id["q4"].hits)
+    assert run.spec.settings["ranked"] is False
+    report = build_report(TINY, run, parse_measures(["mrr@10"]))
+    assert report.means["mrr@10"] == pytest.approx(3 / 4)
+    assert report.counts.failed == 0
+
+
+def test_cli_run_and_check_on_the_bundled_dataset(installed_servers: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    result = runner.invoke(main, ["run", "--system", "server-memory", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["counts"]["queries"] == 120 and report["counts"]["failed"] == 0
+    assert "no scores" in (tmp_path / "report.md").read_text()
+    check = runner.invoke(main, ["systems", "check", "server-memory"])
+    assert check.exit_code == 0 and "FAIL" not in check.output, check.output
+
+
+def test_a_server_killed_mid_run_fails_the_rest_and_the_run_completes(
+    installed_servers: Path, tmp_path: Path
+) -> None:
+    shipped = load_profile(shipped_profiles()["server-memory"])
+    # the same server behind a shell that records its pid, with a short call timeout
+    command = ["sh", "-c", "echo $$ > {workdir}/pid; exec " + " ".join(shipped.server.command)]
+    profile = shipped.model_copy(
+        update={
+            "server": shipped.server.model_copy(update={"command": command, "call_timeout": 5.0}),
+        }
+    )
+    system = MCPSystem(profile, keep=True)
+    killed: list[int] = []
+
+    def kill_after_two(done: int, total: int) -> None:
+        if done == 2 and system._workdir is not None:
+            pid = int((system._workdir / "pid").read_text())
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+
+    run = asyncio.run(run_dataset(TINY, system, k=10, progress=kill_after_two))
+    assert killed
+    errors = [r.error for r in run.results]
+    assert errors[:2] == [None, None]
+    assert all(error for error in errors[2:]), errors
+    report = build_report(TINY, run, parse_measures(["mrr@10"]))
+    assert report.counts.failed == 2 and report.counts.evaluated == 4
