@@ -118,3 +118,30 @@ def test_help_shows_examples() -> None:
     for command in (["--help"], ["run", "--help"], ["datasets", "--help"]):
         result = CliRunner().invoke(main, command)
         assert result.exit_code == 0 and "Examples:" in result.output
+
+
+def test_several_systems_make_a_leaderboard(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        main,
+        [
+            "run",
+            "--system",
+            "builtin-lexical",
+            "--system",
+            "builtin-hybrid",
+            "-m",
+            "mrr@10",
+            "--out",
+            str(tmp_path),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "leaderboard on agent-memory-sample" in result.output
+    board = json.loads((tmp_path / "leaderboard.json").read_text())
+    names = [entry["system"] for entry in board["systems"]]
+    assert sorted(names) == ["builtin-hybrid", "builtin-lexical"]
+    means = [entry["means"]["mrr@10"] for entry in board["systems"]]
+    assert means == sorted(means, reverse=True)  # best first
+    for name in names:
+        assert (tmp_path / name / "report.json").is_file()
+    assert "| builtin-" in (tmp_path / "leaderboard.md").read_text()

@@ -11,11 +11,13 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
 from recallbench.cli._errors import reports_errors
+from recallbench.core import Dataset, Run
 from recallbench.datasets import DEFAULT_DATASET, load_dataset
 from recallbench.measures import DEFAULT_MEASURES, parse_measures
 from recallbench.report import build_report, render_terminal, write_outputs
+from recallbench.report._leaderboard import render_leaderboard, safe_name, write_leaderboard
 from recallbench.runner import run_dataset
-from recallbench.systems import DEFAULT_SYSTEM, create_system
+from recallbench.systems import DEFAULT_SYSTEM, SystemUnderTest, create_system
 
 
 def make_console(quiet: bool = False) -> Console:
@@ -36,6 +38,7 @@ Examples:
   recallbench run
   recallbench run --dataset my-golden.json --k 20 -m ndcg@10 -m recall@20
   recallbench run --dataset beir:data/scifact --out out/scifact
+  recallbench run --system builtin-lexical --system builtin-hybrid --system server-memory
 """
 )
 @click.option(
@@ -47,10 +50,10 @@ Examples:
 )
 @click.option(
     "--system",
-    "system_name",
-    default=DEFAULT_SYSTEM,
-    show_default=True,
-    help="Registered system under test.",
+    "system_names",
+    multiple=True,
+    metavar="NAME",
+    help=f"System under test (repeatable: a leaderboard of several). Default: {DEFAULT_SYSTEM}.",
 )
 @click.option(
     "--k",
@@ -79,35 +82,45 @@ Examples:
 @reports_errors
 def run(
     dataset_spec: str,
-    system_name: str,
+    system_names: tuple[str, ...],
     k: int,
     out_dir: Path,
     measure_names: tuple[str, ...],
     quiet: bool,
 ) -> None:
-    """Run every query of a dataset against a system and report the measures."""
+    """Run every query of a dataset against one or more systems and report the measures."""
     measures = parse_measures(measure_names or DEFAULT_MEASURES)
     dataset = load_dataset(dataset_spec)
-    system = create_system(system_name)
+    systems = [create_system(name) for name in dict.fromkeys(system_names or (DEFAULT_SYSTEM,))]
     console = make_console(quiet)
-    if show_progress(console):
-        with Progress(
-            "{task.description}",
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=console,
-            transient=True,
-        ) as bar:
-            task = bar.add_task(f"{system.name} on {dataset.name}", total=len(dataset.queries))
-            recorded = asyncio.run(
-                run_dataset(
-                    dataset, system, k, progress=lambda done, _: bar.update(task, completed=done)
-                )
+    reports = []
+    for system in systems:
+        recorded = _record(dataset, system, k, console)
+        report = build_report(dataset, recorded, measures)
+        folder = out_dir if len(systems) == 1 else out_dir / safe_name(system.name)
+        written = write_outputs(folder, recorded, report)
+        render_terminal(report, console)
+        console.print("wrote " + ", ".join(str(path) for path in written))
+        reports.append(report)
+    if len(reports) > 1:
+        render_leaderboard(reports, console)
+        console.print("wrote " + ", ".join(str(p) for p in write_leaderboard(out_dir, reports)))
+
+
+def _record(dataset: Dataset, system: SystemUnderTest, k: int, console: Console) -> Run:
+    if not show_progress(console):
+        return asyncio.run(run_dataset(dataset, system, k))
+    with Progress(
+        "{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task(f"{system.name} on {dataset.name}", total=len(dataset.queries))
+        return asyncio.run(
+            run_dataset(
+                dataset, system, k, progress=lambda done, _: bar.update(task, completed=done)
             )
-    else:
-        recorded = asyncio.run(run_dataset(dataset, system, k))
-    report = build_report(dataset, recorded, measures)
-    written = write_outputs(out_dir, recorded, report)
-    render_terminal(report, console)
-    console.print("wrote " + ", ".join(str(path) for path in written))
+        )

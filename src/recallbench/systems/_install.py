@@ -18,9 +18,9 @@ MARKER = ".recallbench-installed"
 def data_home() -> Path:
     """``$RECALLBENCH_HOME``, else ``$XDG_DATA_HOME/recallbench`` (~/.local/share)."""
     if "RECALLBENCH_HOME" in os.environ:
-        return Path(os.environ["RECALLBENCH_HOME"])
+        return Path(os.environ["RECALLBENCH_HOME"]).resolve()
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "recallbench"
+    return (Path(base) / "recallbench").resolve()
 
 
 def install_folder(profile: Profile) -> Path:

@@ -102,7 +102,7 @@ class MCPSystem:
         try:
             # the SDK's task groups live as long as the connection: only the handshake is timed
             read, write = await self._stack.enter_async_context(
-                stdio_client(parameters, errlog=self._stack.enter_context(open(os.devnull, "w")))  # noqa: SIM115
+                stdio_client(parameters, errlog=self._stack.enter_context(open(self._log, "w")))  # noqa: SIM115
             )
             self._session = await self._stack.enter_async_context(ClientSession(read, write))
             with anyio.fail_after(self.profile.server.startup_timeout):
@@ -123,6 +123,19 @@ class MCPSystem:
                     f"{self.name}: the server has no tool {tool!r} (it has {sorted(tools)})"
                 )
         await self._ingest(documents)
+
+    @property
+    def _log(self) -> Path:
+        """The server's standard error, kept in its work directory."""
+        assert self._workdir is not None
+        return self._workdir / "server.log"
+
+    def _log_tail(self) -> str:
+        try:
+            lines = self._log.read_text(errors="replace").strip().splitlines()[-3:]
+        except (OSError, AssertionError):
+            return ""
+        return (" (server said: " + " / ".join(lines) + ")") if lines else ""
 
     async def _ingest(self, documents: Sequence[Document]) -> None:
         ingest = self.profile.ingest
