@@ -99,3 +99,18 @@ def test_a_server_killed_mid_run_fails_the_rest_and_the_run_completes(
     assert all(error for error in errors[2:]), errors
     report = build_report(TINY, run, parse_measures(["mrr@10"]))
     assert report.counts.failed == 2 and report.counts.evaluated == 4
+
+
+def test_a_recorded_server_run_replays_without_the_server(
+    installed_servers: Path, tmp_path: Path
+) -> None:
+    from recallbench.systems._replay import RecordingSystem, ReplaySystem, recording_path
+
+    path = recording_path(tmp_path, "server-memory", TINY)
+    live = asyncio.run(run_dataset(TINY, RecordingSystem(create_system("server-memory"), path)))
+    replay = ReplaySystem("server-memory", path)
+    assert replay.missing(TINY.queries) == []
+    again = asyncio.run(run_dataset(TINY, replay))
+    measures = parse_measures(["mrr@10", "recall@10"])
+    assert build_report(TINY, live, measures).means == build_report(TINY, again, measures).means
+    assert again.spec.settings["ranked"] is False  # the recorded system's settings

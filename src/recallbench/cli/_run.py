@@ -11,13 +11,14 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
 from recallbench.cli._errors import reports_errors
-from recallbench.core import Dataset, Run
+from recallbench.core import ConfigError, Dataset, Run
 from recallbench.datasets import DEFAULT_DATASET, load_dataset
 from recallbench.measures import DEFAULT_MEASURES, parse_measures
 from recallbench.report import build_report, render_terminal, write_outputs
 from recallbench.report._leaderboard import render_leaderboard, safe_name, write_leaderboard
 from recallbench.runner import run_dataset
 from recallbench.systems import DEFAULT_SYSTEM, SystemUnderTest, create_system
+from recallbench.systems._replay import RecordingSystem, ReplaySystem, recording_path
 
 
 def make_console(quiet: bool = False) -> Console:
@@ -39,6 +40,8 @@ Examples:
   recallbench run --dataset my-golden.json --k 20 -m ndcg@10 -m recall@20
   recallbench run --dataset beir:data/scifact --out out/scifact
   recallbench run --system builtin-lexical --system builtin-hybrid --system server-memory
+  recallbench run --system server-memory --record rec/
+  recallbench run --system server-memory --replay rec/ --strict
 """
 )
 @click.option(
@@ -78,6 +81,23 @@ Examples:
     metavar="MEASURE",
     help=f"Measure to report (repeatable). Default: {' '.join(DEFAULT_MEASURES)}.",
 )
+@click.option(
+    "--record",
+    "record_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Keep every answer under DIR, keyed by system and dataset fingerprint.",
+)
+@click.option(
+    "--replay",
+    "replay_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Score answers recorded under DIR instead of running the systems.",
+)
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="With --replay: refuse to run when any query has no recorded answer.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
 @reports_errors
 def run(
@@ -86,12 +106,16 @@ def run(
     k: int,
     out_dir: Path,
     measure_names: tuple[str, ...],
+    record_dir: Path | None,
+    replay_dir: Path | None,
+    strict: bool,
     quiet: bool,
 ) -> None:
     """Run every query of a dataset against one or more systems and report the measures."""
     measures = parse_measures(measure_names or DEFAULT_MEASURES)
     dataset = load_dataset(dataset_spec)
-    systems = [create_system(name) for name in dict.fromkeys(system_names or (DEFAULT_SYSTEM,))]
+    names = list(dict.fromkeys(system_names or (DEFAULT_SYSTEM,)))
+    systems = _systems(names, dataset, record_dir, replay_dir, strict)
     console = make_console(quiet)
     reports = []
     for system in systems:
@@ -105,6 +129,35 @@ def run(
     if len(reports) > 1:
         render_leaderboard(reports, console)
         console.print("wrote " + ", ".join(str(p) for p in write_leaderboard(out_dir, reports)))
+
+
+def _systems(
+    names: list[str],
+    dataset: Dataset,
+    record_dir: Path | None,
+    replay_dir: Path | None,
+    strict: bool,
+) -> list[SystemUnderTest]:
+    """The systems to run: real ones (recorded when asked), or their recorded answers."""
+    if record_dir and replay_dir:
+        raise ConfigError("--record and --replay exclude each other")
+    if strict and not replay_dir:
+        raise ConfigError("--strict goes with --replay")
+    if replay_dir is None:
+        systems = [create_system(name) for name in names]
+        if record_dir is None:
+            return systems
+        return [RecordingSystem(s, recording_path(record_dir, s.name, dataset)) for s in systems]
+    replays = [ReplaySystem(n, recording_path(replay_dir, n, dataset)) for n in names]
+    for replay in replays:
+        missing = replay.missing(dataset.queries)
+        if strict and missing:
+            shown = ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else "")
+            raise ConfigError(
+                f"--strict: {len(missing)} queries have no recorded answer for {replay.name} "
+                f"in {replay.path}: {shown}"
+            )
+    return list(replays)
 
 
 def _record(dataset: Dataset, system: SystemUnderTest, k: int, console: Console) -> Run:

@@ -1,0 +1,106 @@
+"""Record a system's answers, and replay them later without the system.
+
+A recording is one JSON-lines file per system and dataset fingerprint
+(``DIR/<system>/<dataset sha256>.jsonl``), one line per query: its id, the sha256 of its
+text, and the answer (hits, or the error). Replaying serves those answers in place of the
+system, so a run can be re-scored, compared or gated without starting a server.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from recallbench.core import Dataset, Document, Hit, Query, SystemUnderTestError
+from recallbench.core._files import atomic_write_text
+from recallbench.systems._protocol import SystemUnderTest
+
+
+def recording_path(folder: Path, system: str, dataset: Dataset) -> Path:
+    safe = re.sub(r"[^\w.\-]+", "_", system) or "system"
+    return folder / safe / f"{dataset.sha256}.jsonl"
+
+
+def _text_sha(query: Query) -> str:
+    return hashlib.sha256(query.text.encode()).hexdigest()
+
+
+class RecordingSystem:
+    """Wraps a system and keeps every answer; :meth:`close` writes the recording at once
+    (atomically, so an interrupted run leaves the previous recording intact)."""
+
+    def __init__(self, inner: SystemUnderTest, path: Path) -> None:
+        self.inner, self.path, self.name = inner, path, inner.name
+        self._lines: list[str] = []
+
+    def settings(self) -> dict[str, Any]:
+        return self.inner.settings()
+
+    async def setup(self, documents: Sequence[Document]) -> None:
+        await self.inner.setup(documents)
+
+    async def search(self, query: Query, k: int) -> Sequence[Hit]:
+        entry: dict[str, Any] = {"query_id": query.id, "text_sha256": _text_sha(query), "k": k}
+        try:
+            hits = await self.inner.search(query, k)
+        except Exception as error:
+            entry["error"] = f"{type(error).__name__}: {error}"
+            self._lines.append(json.dumps(entry))
+            raise
+        entry["hits"] = [hit.model_dump(mode="json") for hit in hits]
+        self._lines.append(json.dumps(entry))
+        return hits
+
+    async def close(self) -> None:
+        try:
+            await self.inner.close()
+        finally:
+            if self._lines:
+                header = json.dumps({"system": self.name, "settings": self.inner.settings()})
+                atomic_write_text(self.path, "\n".join([header, *self._lines]) + "\n")
+
+
+class ReplaySystem:
+    """Serves recorded answers; a query without one fails (or, strict, the run refuses)."""
+
+    def __init__(self, name: str, path: Path) -> None:
+        self.name, self.path = name, path
+        self._settings: dict[str, Any] = {}
+        self._answers: dict[str, dict[str, Any]] = {}
+        if path.is_file():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                entry = json.loads(line)
+                if "query_id" in entry:
+                    self._answers[entry["query_id"]] = entry
+                else:
+                    self._settings = entry.get("settings", {})
+
+    def missing(self, queries: Sequence[Query]) -> list[str]:
+        """Queries with no recorded answer for this exact text."""
+        return [
+            q.id
+            for q in queries
+            if q.id not in self._answers or self._answers[q.id]["text_sha256"] != _text_sha(q)
+        ]
+
+    def settings(self) -> dict[str, Any]:
+        """The recorded system's settings, and where they were replayed from."""
+        return {**self._settings, "replayed_from": str(self.path)}
+
+    async def setup(self, documents: Sequence[Document]) -> None:
+        return None
+
+    async def search(self, query: Query, k: int) -> Sequence[Hit]:
+        entry = self._answers.get(query.id)
+        if entry is None or entry["text_sha256"] != _text_sha(query):
+            raise SystemUnderTestError(f"no recorded answer for query {query.id!r}")
+        if "error" in entry:
+            raise SystemUnderTestError(f"recorded failure: {entry['error']}")
+        return [Hit.model_validate(hit) for hit in entry["hits"]][:k]
+
+    async def close(self) -> None:
+        return None

@@ -1,0 +1,91 @@
+"""Record a run, replay it without the system: same values, failures included."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from recallbench.cli import main
+from recallbench.core import Hit, Query
+from recallbench.datasets import load_dataset
+from recallbench.measures import parse_measures
+from recallbench.report import build_report
+from recallbench.runner import run_dataset
+from recallbench.systems._builtin import BuiltinSystem
+from recallbench.systems._replay import RecordingSystem, ReplaySystem, recording_path
+
+
+def test_cli_replay_reproduces_the_recorded_report(tmp_path: Path) -> None:
+    runner = CliRunner()
+    base = ["run", "--system", "builtin-lexical", "-m", "ndcg@10", "-m", "mrr@10"]
+    recorded = runner.invoke(
+        main, [*base, "--record", str(tmp_path / "rec"), "--out", str(tmp_path / "a")]
+    )
+    assert recorded.exit_code == 0, recorded.output
+    replayed = runner.invoke(
+        main, [*base, "--replay", str(tmp_path / "rec"), "--strict", "--out", str(tmp_path / "b")]
+    )
+    assert replayed.exit_code == 0, replayed.output
+    a, b = (json.loads((tmp_path / x / "report.json").read_text()) for x in "ab")
+    assert a["means"] == b["means"] and a["counts"] == b["counts"]
+    assert [q["values"] for q in a["queries"]] == [q["values"] for q in b["queries"]]
+    assert [q["returned"] for q in a["queries"]] == [q["returned"] for q in b["queries"]]
+    assert b["system"]["settings"]["replayed_from"].endswith(".jsonl")
+
+
+def test_strict_replay_refuses_missing_answers(tmp_path: Path) -> None:
+    runner = CliRunner()
+    missing = runner.invoke(
+        main,
+        [
+            "run",
+            "--system",
+            "builtin-lexical",
+            "--replay",
+            str(tmp_path / "empty"),
+            "--strict",
+            "--out",
+            str(tmp_path),
+        ],
+    )
+    assert missing.exit_code == 2 and "120 queries have no recorded answer" in missing.output
+    lenient = runner.invoke(
+        main,
+        [
+            "run",
+            "--system",
+            "builtin-lexical",
+            "--replay",
+            str(tmp_path / "empty"),
+            "--out",
+            str(tmp_path / "o"),
+        ],
+    )
+    assert lenient.exit_code == 0
+    report = json.loads((tmp_path / "o" / "report.json").read_text())
+    assert report["counts"]["failed"] == 120
+
+
+class Flaky(BuiltinSystem):
+    def __init__(self) -> None:
+        super().__init__(channels=("lexical",), name="flaky")
+
+    async def search(self, query: Query, k: int) -> Sequence[Hit]:
+        if query.id.endswith("7"):
+            raise TimeoutError("no answer in time")
+        return await super().search(query, k)
+
+
+def test_recorded_failures_replay_as_failures(tmp_path: Path) -> None:
+    dataset = load_dataset("agent-memory-sample")
+    path = recording_path(tmp_path, "flaky", dataset)
+    first = asyncio.run(run_dataset(dataset, RecordingSystem(Flaky(), path), k=10))
+    second = asyncio.run(run_dataset(dataset, ReplaySystem("flaky", path), k=10))
+    measures = parse_measures(["ndcg@10"])
+    one, two = build_report(dataset, first, measures), build_report(dataset, second, measures)
+    assert one.counts.failed == two.counts.failed > 0
+    assert one.means == two.means
