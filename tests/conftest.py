@@ -26,7 +26,7 @@ def trec_tests() -> Path:
 
 @pytest.fixture(scope="session")
 def installed_servers() -> Path:
-    """RECALLBENCH_HOME with the npm server-memory installed (real, from the registry).
+    """RECALLBENCH_HOME with the npm memory servers installed (real, from the registry).
 
     Kept in the repository's .cache so that later runs reuse it; fails without npm."""
     import os
@@ -39,5 +39,10 @@ def installed_servers() -> Path:
         pytest.fail("npm is required: the MCP tests start the real @modelcontextprotocol server")
     home = ROOT / ".cache" / "recallbench-home"
     os.environ["RECALLBENCH_HOME"] = str(home)
-    install(load_profile(shipped_profiles()["server-memory"]))
+    for name in NPM_SERVERS:
+        install(load_profile(shipped_profiles()[name]))
     return home
+
+
+NPM_SERVERS = ("server-memory", "mcp-memory-libsql")
+"""The shipped profiles whose servers come from npm (installed by the fixture)."""

@@ -48,8 +48,9 @@ def test_templates_and_selectors() -> None:
     assert select([1], "") == [1]
 
 
-def test_real_server_memory_is_evaluated(installed_servers: Path) -> None:
-    run = asyncio.run(run_dataset(TINY, create_system("server-memory"), k=10))
+@pytest.mark.parametrize("name", ["server-memory", "mcp-memory-libsql"])
+def test_real_servers_are_evaluated(installed_servers: Path, name: str) -> None:
+    run = asyncio.run(run_dataset(TINY, create_system(name), k=10))
     by_id = {r.query_id: r for r in run.results}
     assert [h.doc_id for h in by_id["q1"].hits] == ["pg"]  # case-insensitive substring
     assert [h.doc_id for h in by_id["q2"].hits] == ["fri"]
@@ -114,3 +115,32 @@ def test_a_recorded_server_run_replays_without_the_server(
     measures = parse_measures(["mrr@10", "recall@10"])
     assert build_report(TINY, live, measures).means == build_report(TINY, again, measures).means
     assert again.spec.settings["ranked"] is False  # the recorded system's settings
+
+
+def test_a_server_that_cannot_start_says_why(tmp_path: Path) -> None:
+    profile = tmp_path / "broken.toml"
+    profile.write_text(
+        'name = "broken"\n[server]\ncommand = ["node", "-e", '
+        "\"process.stderr.write('missing API key'); process.exit(3)\"]\n"
+        '[ingest]\ntool = "add"\nitem = { text = "{text}" }\n'
+        '[search]\ntool = "find"\narguments = { q = "{query}" }\n'
+    )
+    result = CliRunner().invoke(
+        main, ["run", "--system", str(profile), "--out", str(tmp_path / "out")]
+    )
+    assert result.exit_code == 2, result.output
+    assert "broken: server failed to start" in result.output
+    assert "missing API key" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_profile_mistakes_are_named(tmp_path: Path) -> None:
+    profile = tmp_path / "typo.toml"
+    profile.write_text(
+        'name = "t"\ncolour = 1\n[server]\ncommand = []\n'
+        '[ingest]\ntool = "a"\nitem = {}\n[search]\ntool = "b"\narguments = {}\n'
+    )
+    result = CliRunner().invoke(main, ["systems", "check", str(profile)])
+    assert result.exit_code == 2
+    assert "colour: unknown field" in result.output
+    assert "server.command" in result.output

@@ -102,20 +102,23 @@ class MCPSystem:
         try:
             # the SDK's task groups live as long as the connection: only the handshake is timed
             read, write = await self._stack.enter_async_context(
-                stdio_client(parameters, errlog=self._stack.enter_context(open(self._log, "w")))  # noqa: SIM115
+                stdio_client(parameters, errlog=self._stack.enter_context(self._log.open("w")))
             )
             self._session = await self._stack.enter_async_context(ClientSession(read, write))
             with anyio.fail_after(self.profile.server.startup_timeout):
                 await self._session.initialize()
                 tools = {tool.name for tool in (await self._session.list_tools()).tools}
-        except BaseException as error:
+        except Exception as error:
+            log = self._log_tail()
             await self.close()
             if isinstance(error, TimeoutError):
                 raise SystemUnderTestError(
                     f"{self.name}: server did not start within "
-                    f"{self.profile.server.startup_timeout} s"
+                    f"{self.profile.server.startup_timeout} s{log}"
                 ) from None
-            raise
+            raise SystemUnderTestError(
+                f"{self.name}: server failed to start: {error}{log}"
+            ) from None
         for tool in (self.profile.ingest.tool, self.profile.search.tool):
             if tool not in tools:
                 await self.close()
@@ -178,8 +181,9 @@ class MCPSystem:
 
     async def search(self, query: Query, k: int) -> Sequence[Hit]:
         search = self.profile.search
+        limit = min(k, search.max_k) if search.max_k else k
         result = await self._call(
-            search.tool, fill(search.arguments, {"query": query.text, "k": k})
+            search.tool, fill(search.arguments, {"query": query.text, "k": limit})
         )
         return self._hits(result)[:k]
 

@@ -50,6 +50,8 @@ class Search(Record):
     tool: str
     arguments: dict[str, JsonValue]
     """``{query}`` and ``{k}`` are replaced (``{k}`` keeps its integer type)."""
+    max_k: int | None = Field(default=None, ge=1)
+    """The most results the tool accepts; ``{k}`` is capped at it."""
 
 
 class Results(Record):
