@@ -44,5 +44,5 @@ def installed_servers() -> Path:
     return home
 
 
-NPM_SERVERS = ("server-memory", "mcp-memory-libsql")
-"""The shipped profiles whose servers come from npm (installed by the fixture)."""
+NPM_SERVERS = ("server-memory", "mcp-memory-libsql", "agentrecall")
+"""The shipped profiles whose servers come from npm or PyPI (installed by the fixture)."""
