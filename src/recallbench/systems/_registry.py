@@ -71,10 +71,20 @@ def create_system(name: str = DEFAULT_SYSTEM, **options: Any) -> SystemUnderTest
     factories = _factories()
     if name in factories:
         return factories[name](**options)
+    kind, colon, target = name.partition(":")
+    if colon and kind == "python":
+        from recallbench.systems._python import PythonSystem
+
+        return PythonSystem(target)
+    if colon and kind == "command":
+        from recallbench.systems._command import CommandSystem
+
+        return CommandSystem(target, **options)
     profiles = shipped_profiles()
     if name in profiles or name.endswith(".toml"):
         return MCPSystem(load_profile(profiles.get(name, Path(name))), **options)
     known = ", ".join(sorted({*factories, *profiles}))
     raise UnknownNameError(
-        f"unknown system {name!r}; available: {known} (or a profile file, NAME.toml)"
+        f"unknown system {name!r}; available: {known} (or a profile file NAME.toml, "
+        "python:MODULE:FACTORY, command:COMMAND LINE)"
     )

@@ -1,0 +1,62 @@
+"""A retriever written in Python, loaded as ``python:package.module:factory``.
+
+``factory()`` returns an object with ``search(text, k)`` (sync or async) and, optionally,
+``ingest(documents)`` (dicts with id, text, title, metadata) and ``close()``; or the factory
+is itself a ``search(text, k)`` function over nothing to ingest.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Sequence
+from typing import Any
+
+from recallbench.core import Document, Hit, Query, SystemUnderTestError
+from recallbench.systems._hits import to_hits
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+class PythonSystem:
+    def __init__(self, target: str) -> None:
+        module_name, _, attribute = target.partition(":")
+        try:
+            factory = getattr(importlib.import_module(module_name), attribute)
+        except (ImportError, AttributeError, ValueError) as exc:
+            raise SystemUnderTestError(f"python:{target}: cannot load it ({exc})") from None
+        self.name = f"python:{target}"
+        self._target = target
+        self._factory = factory
+        self._retriever: Any = None
+
+    def settings(self) -> dict[str, Any]:
+        return {"python": self._target}
+
+    async def setup(self, documents: Sequence[Document]) -> None:
+        made = (
+            self._factory()
+            if inspect.isclass(self._factory) or not _is_search(self._factory)
+            else None
+        )
+        self._retriever = made
+        if made is not None and hasattr(made, "ingest"):
+            await _maybe_await(made.ingest([doc.model_dump(mode="json") for doc in documents]))
+
+    async def search(self, query: Query, k: int) -> Sequence[Hit]:
+        search = self._retriever.search if self._retriever is not None else self._factory
+        return to_hits(await _maybe_await(search(query.text, k)), "python")[:k]
+
+    async def close(self) -> None:
+        if self._retriever is not None and hasattr(self._retriever, "close"):
+            await _maybe_await(self._retriever.close())
+
+
+def _is_search(function: Any) -> bool:
+    """A plain function taking (text, k) is the search itself, not a factory."""
+    try:
+        return len(inspect.signature(function).parameters) >= 2
+    except (TypeError, ValueError):
+        return False

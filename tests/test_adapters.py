@@ -1,0 +1,61 @@
+"""The Python and command adapters, with real retrievers (a module, a child process)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+from recallbench.core import Dataset, Document, Query
+from recallbench.measures import parse_measures
+from recallbench.report import build_report
+from recallbench.runner import run_dataset
+from recallbench.systems import create_system
+from recallbench.systems._hits import to_hits
+
+HERE = Path(__file__).parent
+DATA = Dataset(
+    name="tiny",
+    documents=(
+        Document(id="pg", text="The ledger runs on PostgreSQL."),
+        Document(id="fri", text="Deploys are frozen on Fridays."),
+    ),
+    queries=(
+        Query(id="q1", text="ledger postgresql"),
+        Query(id="q2", text="friday deploys"),
+        Query(id="q3", text="frozen deploys"),
+    ),
+    qrels={"q1": {"pg": 2}, "q2": {"fri": 1}, "q3": {"fri": 3}},
+)
+
+
+def scores(system_name: str) -> tuple[dict[str, float | None], int]:
+    run = asyncio.run(run_dataset(DATA, create_system(system_name), k=5))
+    report = build_report(DATA, run, parse_measures(["mrr@5"]))
+    return {q.id: q.values["mrr@5"] for q in report.queries}, report.counts.failed
+
+
+def test_to_hits_accepts_the_usual_shapes() -> None:
+    hits = to_hits(["a", ("b", 2), {"doc_id": "c", "score": 1, "channels": ["x"]}], "py")
+    assert [(h.doc_id, h.score, h.channels) for h in hits] == [
+        ("a", None, ("py",)),
+        ("b", 2.0, ("py",)),
+        ("c", 1.0, ("x",)),
+    ]
+
+
+def test_python_object_and_function() -> None:
+    values, failed = scores("python:example_retrievers:Overlap")
+    assert values == {"q1": 1.0, "q2": 1.0, "q3": 1.0} and failed == 0
+    values, _ = scores("python:example_retrievers:fixed")
+    assert values == {"q1": 0.5, "q2": 1.0, "q3": 1.0}
+
+
+def test_command_process_over_json_lines() -> None:
+    values, failed = scores(f"command:{sys.executable} {HERE / 'example_retrievers.py'}")
+    assert values == {"q1": 1.0, "q2": 1.0, "q3": 1.0} and failed == 0
+
+
+def test_a_command_that_dies_fails_the_remaining_queries() -> None:
+    values, failed = scores(f"command:{sys.executable} {HERE / 'example_retrievers.py'} 1")
+    assert failed == 2 and values["q1"] == 1.0
