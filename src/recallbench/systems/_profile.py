@@ -9,13 +9,15 @@ from __future__ import annotations
 import tomllib
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import Field, JsonValue, ValidationError
 
 from recallbench.core import ConfigError, DatasetError
 from recallbench.core._model import Record
 from recallbench.core._validation import problems_of
+
+ProfileT = TypeVar("ProfileT", bound=Record)
 
 
 class Install(Record):
@@ -72,6 +74,8 @@ class Results(Record):
 
 
 class Profile(Record):
+    """An MCP server's profile (the default kind)."""
+
     name: str
     description: str = ""
     install: Install = Field(default_factory=Install)
@@ -90,15 +94,28 @@ def shipped_profiles() -> dict[str, Path]:
     }
 
 
-def load_profile(path: Path) -> Profile:
-    """Read and validate a profile; every problem is reported with its key."""
+def _read(path: Path) -> Any:
     try:
-        data: Any = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: profile not found") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+
+
+def is_http_profile(path: Path) -> bool:
+    data = _read(path)
+    return isinstance(data, dict) and data.get("kind") == "http"
+
+
+def read_profile(path: Path, model: type[ProfileT]) -> ProfileT:
+    """Read and validate a profile file as ``model``; every problem is reported with its key."""
     try:
-        return Profile.model_validate(data)
+        return model.model_validate(_read(path))
     except ValidationError as exc:
         raise DatasetError(str(path), problems_of(exc)) from None
+
+
+def load_profile(path: Path) -> Profile:
+    """An MCP server's profile."""
+    return read_profile(path, Profile)

@@ -66,7 +66,12 @@ def create_system(name: str = DEFAULT_SYSTEM, **options: Any) -> SystemUnderTest
     """Build the system registered as ``name``, a shipped MCP profile, or the profile in
     the TOML file ``name``."""
     from recallbench.systems._mcp import MCPSystem
-    from recallbench.systems._profile import load_profile, shipped_profiles
+    from recallbench.systems._profile import (
+        is_http_profile,
+        load_profile,
+        read_profile,
+        shipped_profiles,
+    )
 
     factories = _factories()
     if name in factories:
@@ -82,7 +87,12 @@ def create_system(name: str = DEFAULT_SYSTEM, **options: Any) -> SystemUnderTest
         return CommandSystem(target, **options)
     profiles = shipped_profiles()
     if name in profiles or name.endswith(".toml"):
-        return MCPSystem(load_profile(profiles.get(name, Path(name))), **options)
+        path = profiles.get(name, Path(name))
+        if is_http_profile(path):
+            from recallbench.systems._http import HttpProfile, HttpSystem
+
+            return HttpSystem(read_profile(path, HttpProfile))
+        return MCPSystem(load_profile(path), **options)
     known = ", ".join(sorted({*factories, *profiles}))
     raise UnknownNameError(
         f"unknown system {name!r}; available: {known} (or a profile file NAME.toml, "
