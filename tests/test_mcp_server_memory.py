@@ -146,3 +146,37 @@ def test_profile_mistakes_are_named(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "colour: unknown field" in result.output
     assert "server.command" in result.output
+
+
+def test_each_run_gets_a_fresh_store_removed_unless_kept(
+    installed_servers: Path, tmp_path: Path
+) -> None:
+    import shutil
+
+    runner = CliRunner()
+    kept = runner.invoke(
+        main,
+        [
+            "run",
+            "--system",
+            "server-memory",
+            "--keep",
+            "-m",
+            "mrr@10",
+            "--out",
+            str(tmp_path / "a"),
+        ],
+    )
+    assert kept.exit_code == 0, kept.output
+    store = Path(
+        json.loads((tmp_path / "a" / "report.json").read_text())["system"]["settings"]["kept_store"]
+    )
+    assert (store / "memory.jsonl").is_file()  # the server's own file, with our 104 memories
+    assert len((store / "memory.jsonl").read_text().splitlines()) == 104
+    shutil.rmtree(store)
+    plain = runner.invoke(
+        main, ["run", "--system", "server-memory", "-m", "mrr@10", "--out", str(tmp_path / "b")]
+    )
+    assert plain.exit_code == 0
+    settings = json.loads((tmp_path / "b" / "report.json").read_text())["system"]["settings"]
+    assert "kept_store" not in settings

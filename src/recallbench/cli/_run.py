@@ -98,6 +98,9 @@ Examples:
     is_flag=True,
     help="With --replay: refuse to run when any query has no recorded answer.",
 )
+@click.option(
+    "--keep", is_flag=True, help="Keep each server's store (its temporary directory) after the run."
+)
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
 @reports_errors
 def run(
@@ -109,13 +112,14 @@ def run(
     record_dir: Path | None,
     replay_dir: Path | None,
     strict: bool,
+    keep: bool,
     quiet: bool,
 ) -> None:
     """Run every query of a dataset against one or more systems and report the measures."""
     measures = parse_measures(measure_names or DEFAULT_MEASURES)
     dataset = load_dataset(dataset_spec)
     names = list(dict.fromkeys(system_names or (DEFAULT_SYSTEM,)))
-    systems = _systems(names, dataset, record_dir, replay_dir, strict)
+    systems = _systems(names, dataset, record_dir, replay_dir, strict, keep)
     console = make_console(quiet)
     reports = []
     for system in systems:
@@ -137,6 +141,7 @@ def _systems(
     record_dir: Path | None,
     replay_dir: Path | None,
     strict: bool,
+    keep: bool = False,
 ) -> list[SystemUnderTest]:
     """The systems to run: real ones (recorded when asked), or their recorded answers."""
     if record_dir and replay_dir:
@@ -145,6 +150,9 @@ def _systems(
         raise ConfigError("--strict goes with --replay")
     if replay_dir is None:
         systems = [create_system(name) for name in names]
+        for system in systems:
+            if hasattr(system, "keep"):  # servers with a store of their own (MCP)
+                system.keep = keep
         if record_dir is None:
             return systems
         return [RecordingSystem(s, recording_path(record_dir, s.name, dataset)) for s in systems]

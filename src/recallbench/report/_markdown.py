@@ -65,6 +65,11 @@ def render_markdown(report: Report) -> str:
         *_table(["measure", "mean"], [[m, fmt(report.means.get(m))] for m in measures]),
         "",
         _distribution("latency", "ms", report.latency_ms),
+        *(
+            [f"- results that matched no dataset document: {unmatched} (not scored)"]
+            if (unmatched := report.system.settings.get("unmatched_results"))
+            else []
+        ),
         _distribution("output size", "bytes", report.output_bytes),
     ]
     for key, groups in report.breakdowns.items():

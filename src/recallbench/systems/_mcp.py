@@ -73,6 +73,7 @@ class MCPSystem:
         self._session: Any = None
         self._workdir: Path | None = None
         self._by_content: dict[str, str] = {}
+        self._kept: Path | None = None
         self._ids: set[str] = set()
 
     def settings(self) -> dict[str, Any]:
@@ -80,6 +81,8 @@ class MCPSystem:
             "profile": self.profile.model_dump(mode="json"),
             "transport": "stdio",
             "ranked": self.profile.results.ranked,
+            "unmatched_results": self.unmatched,
+            **({"kept_store": str(self._kept)} if self._kept else {}),
         }
 
     async def setup(self, documents: Sequence[Document]) -> None:
@@ -236,4 +239,6 @@ class MCPSystem:
                 await stack.aclose()
         if self._workdir is not None and not self.keep:
             shutil.rmtree(self._workdir, ignore_errors=True)
+        elif self._workdir is not None:
+            self._kept = self._workdir
         self._workdir = None

@@ -1,0 +1,59 @@
+"""The MCP adapter's reading of answers, against a small real MCP server of our own
+(tests/example_mcp_server.py, official SDK, stdio): one text block per hit, hits mapped to
+documents by their content, errors reported as text, results that match nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+from recallbench.core import Dataset, Document, Query
+from recallbench.measures import parse_measures
+from recallbench.report import build_report, render_markdown
+from recallbench.runner import run_dataset
+from recallbench.systems import create_system
+
+HERE = Path(__file__).parent
+
+
+def test_text_blocks_content_matching_and_text_errors(tmp_path: Path) -> None:
+    profile = tmp_path / "notes.toml"
+    profile.write_text(f"""
+name = "notes"
+[server]
+command = ["{sys.executable}", "{HERE / "example_mcp_server.py"}"]
+[ingest]
+tool = "write_note"
+item = {{ content = "{{text}}" }}
+[search]
+tool = "search_notes"
+arguments = {{ query = "{{query}}", limit = "{{k}}" }}
+[results]
+source = "text_blocks"
+match = "content"
+ranked = false
+error_patterns = ["^# Search Failed"]
+""")
+    dataset = Dataset(
+        name="notes",
+        documents=(
+            Document(id="pg", text="The ledger runs on PostgreSQL."),
+            Document(id="fri", text="Deploys are frozen on Fridays."),
+        ),
+        queries=(
+            Query(id="q1", text="postgresql ledger"),
+            Query(id="q2", text="fail"),
+            Query(id="q3", text="fridays extra"),
+        ),
+        qrels={"q1": {"pg": 1}, "q2": {"fri": 1}, "q3": {"fri": 2}},
+    )
+    run = asyncio.run(run_dataset(dataset, create_system(str(profile)), k=5))
+    q1, q2, q3 = run.results
+    assert [h.doc_id for h in q1.hits] == ["pg"]  # "THE LEDGER RUNS ON POSTGRESQL." -> pg
+    assert q2.error is not None and "Search Failed" in q2.error
+    assert [h.doc_id for h in q3.hits] == ["fri"]
+    assert run.spec.settings["unmatched_results"] == 1
+    report = build_report(dataset, run, parse_measures(["mrr@5"]))
+    assert report.counts.failed == 1
+    assert "matched no dataset document: 1" in render_markdown(report)
