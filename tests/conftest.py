@@ -39,10 +39,10 @@ def installed_servers() -> Path:
         pytest.fail("npm is required: the MCP tests start the real @modelcontextprotocol server")
     home = ROOT / ".cache" / "recallbench-home"
     os.environ["RECALLBENCH_HOME"] = str(home)
-    for name in NPM_SERVERS:
+    for name in SERVERS:
         install(load_profile(shipped_profiles()[name]))
     return home
 
 
-NPM_SERVERS = ("server-memory", "mcp-memory-libsql", "agentrecall")
+SERVERS = ("server-memory", "mcp-memory-libsql", "agentrecall", "basic-memory")
 """The shipped profiles whose servers come from npm or PyPI (installed by the fixture)."""

@@ -102,7 +102,8 @@ def test_unknown_dataset_and_system_exit_2(tmp_path: Path) -> None:
     missing = runner.invoke(main, ["run", "--dataset", "nope", "--out", str(tmp_path)])
     assert missing.exit_code == 2 and "bundled: agent-memory-sample" in missing.output
     system = runner.invoke(main, ["run", "--system", "nope", "--out", str(tmp_path)])
-    assert system.exit_code == 2 and "available: agentrecall, builtin," in system.output
+    assert system.exit_code == 2 and "builtin-hybrid, builtin-lexical" in system.output
+    assert "python:MODULE:FACTORY" in system.output
 
 
 def test_datasets_show_and_list() -> None:

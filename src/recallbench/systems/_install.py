@@ -60,7 +60,7 @@ def install(profile: Profile, quiet: bool = True) -> Path:
             profile,
         )
     if profile.install.pip:
-        python = profile.install.python or sys.executable
+        python = find_python(profile.install.python) if profile.install.python else sys.executable
         _run([python, "-m", "venv", str(folder / "venv")], profile)
         _run(
             [
@@ -75,6 +75,21 @@ def install(profile: Profile, quiet: bool = True) -> Path:
         )
     (folder / MARKER).write_text(_spec(profile))
     return folder
+
+
+def find_python(version: str) -> str:
+    """An interpreter for ``version`` ("3.12"): pyenv's installed versions first (its shims
+    refuse versions that are not selected), then ``python3.12`` on the PATH."""
+    root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
+    found = sorted(root.glob(f"versions/{version}*/bin/python{version}"))
+    if found:
+        return str(found[-1])
+    candidate = shutil.which(f"python{version}")
+    if candidate:
+        probe = subprocess.run([candidate, "--version"], capture_output=True, check=False)
+        if probe.returncode == 0:
+            return candidate
+    raise SystemUnderTestError(f"Python {version} is needed and was not found (pyenv or PATH)")
 
 
 def _run(command: list[str], profile: Profile) -> None:
