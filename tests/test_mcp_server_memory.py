@@ -182,3 +182,26 @@ def test_each_run_gets_a_fresh_store_removed_unless_kept(
     assert plain.exit_code == 0
     settings = json.loads((tmp_path / "b" / "report.json").read_text())["system"]["settings"]
     assert "kept_store" not in settings
+
+
+def test_leaderboard_record_and_strict_replay_from_the_command_line(
+    installed_servers: Path, tmp_path: Path
+) -> None:
+    runner = CliRunner()
+    base = ["run", "--system", "server-memory", "--system", "builtin-hybrid", "-m", "mrr@10"]
+    live = runner.invoke(
+        main, [*base, "--record", str(tmp_path / "rec"), "--out", str(tmp_path / "live")]
+    )
+    assert live.exit_code == 0, live.output
+    assert "leaderboard on agent-memory-sample" in live.output
+    replay = runner.invoke(
+        main,
+        [*base, "--replay", str(tmp_path / "rec"), "--strict", "--out", str(tmp_path / "replay")],
+    )
+    assert replay.exit_code == 0, replay.output
+    boards = [
+        json.loads((tmp_path / x / "leaderboard.json").read_text()) for x in ("live", "replay")
+    ]
+    assert [(s["system"], s["means"]) for s in boards[0]["systems"]] == [
+        (s["system"], s["means"]) for s in boards[1]["systems"]
+    ]
