@@ -33,4 +33,9 @@ def search_notes(query: str, limit: int = 10) -> list[str]:
 
 
 if __name__ == "__main__":
-    server.run()
+    import sys
+
+    if len(sys.argv) > 2 and sys.argv[1] == "http":  # Streamable HTTP on the given port
+        server.run(transport="streamable-http", port=int(sys.argv[2]))
+    else:
+        server.run()

@@ -57,3 +57,39 @@ error_patterns = ["^# Search Failed"]
     report = build_report(dataset, run, parse_measures(["mrr@5"]))
     assert report.counts.failed == 1
     assert "matched no dataset document: 1" in render_markdown(report)
+
+
+def test_streamable_http_transport(tmp_path: Path) -> None:
+    """The same server over Streamable HTTP: recallbench starts it on a free port, waits
+    until it listens, then speaks MCP over HTTP."""
+    profile = tmp_path / "notes-http.toml"
+    profile.write_text(f"""
+name = "notes-http"
+[server]
+transport = "streamable-http"
+command = ["{sys.executable}", "{HERE / "example_mcp_server.py"}", "http", "{{port}}"]
+url = "http://127.0.0.1:{{port}}/mcp"
+startup_timeout = 30
+[ingest]
+tool = "write_note"
+item = {{ content = "{{text}}" }}
+[search]
+tool = "search_notes"
+arguments = {{ query = "{{query}}", limit = "{{k}}" }}
+[results]
+source = "text_blocks"
+match = "content"
+ranked = false
+""")
+    dataset = Dataset(
+        name="notes",
+        documents=(
+            Document(id="pg", text="The ledger runs on PostgreSQL."),
+            Document(id="fri", text="Deploys are frozen on Fridays."),
+        ),
+        queries=(Query(id="q1", text="postgresql ledger"), Query(id="q2", text="fridays")),
+        qrels={"q1": {"pg": 1}, "q2": {"fri": 2}},
+    )
+    run = asyncio.run(run_dataset(dataset, create_system(str(profile)), k=5))
+    assert [[h.doc_id for h in r.hits] for r in run.results] == [["pg"], ["fri"]]
+    assert run.spec.settings["transport"] == "streamable-http"

@@ -147,7 +147,7 @@ def test_profile_mistakes_are_named(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["systems", "check", str(profile)])
     assert result.exit_code == 2
     assert "colour: unknown field" in result.output
-    assert "server.command" in result.output
+    assert "server: a stdio server needs a command" in result.output
 
 
 def test_each_run_gets_a_fresh_store_removed_unless_kept(

@@ -64,6 +64,8 @@ def _message(error: ErrorDetails) -> str:
         return "required field is missing"
     if kind == "extra_forbidden":
         return "unknown field"
+    if kind == "value_error":  # a model's own check: its message says it all
+        return str(error.get("ctx", {}).get("error", error["msg"]))
     if kind in _EXPECTED:
         is_grade = len(location) == 3 and location[0] == "qrels"
         return (

@@ -8,16 +8,20 @@ dataset's documents by id or by content; a hit that maps to nothing is counted.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
 import re
 import shutil
+import socket
 import tempfile
+import time
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 
@@ -50,6 +54,13 @@ def select(value: Any, path: str) -> Any:
     return value
 
 
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
 def normalise(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.lower()))
 
@@ -74,50 +85,45 @@ class MCPSystem:
         self._workdir: Path | None = None
         self._by_content: dict[str, str] = {}
         self._kept: Path | None = None
+        self._process: asyncio.subprocess.Process | None = None
         self._ids: set[str] = set()
 
     def settings(self) -> dict[str, Any]:
         return {
             "profile": self.profile.model_dump(mode="json"),
-            "transport": "stdio",
+            "transport": self.profile.server.transport,
             "ranked": self.profile.results.ranked,
             "unmatched_results": self.unmatched,
             **({"kept_store": str(self._kept)} if self._kept else {}),
         }
 
     async def setup(self, documents: Sequence[Document]) -> None:
-        from mcp import ClientSession, StdioServerParameters
-        from mcp.client.stdio import stdio_client
-
         needs_install = bool(self.profile.install.npm or self.profile.install.pip)
         if needs_install and not is_installed(self.profile):
             raise SystemUnderTestError(
                 f"{self.name} is not installed: run `recallbench systems install {self.name}`"
             )
         self._workdir = Path(tempfile.mkdtemp(prefix=f"recallbench-{self.name}-"))
-        places = {"workdir": str(self._workdir), "install": str(install_folder(self.profile))}
-        command = [fill(part, places) for part in self.profile.server.command]
-        env = {**os.environ, **{k: fill(v, places) for k, v in self.profile.server.env.items()}}
-        parameters = StdioServerParameters(
-            command=command[0], args=command[1:], env=env, cwd=str(self._workdir)
-        )
+        server = self.profile.server
+        places = {
+            "workdir": str(self._workdir),
+            "install": str(install_folder(self.profile)),
+            "port": str(_free_port()),
+        }
+        command = [fill(part, places) for part in server.command]
+        env = {**os.environ, **{k: fill(v, places) for k, v in server.env.items()}}
         self._stack = AsyncExitStack()
         try:
-            # the SDK's task groups live as long as the connection: only the handshake is timed
-            read, write = await self._stack.enter_async_context(
-                stdio_client(parameters, errlog=self._stack.enter_context(self._log.open("w")))
-            )
-            self._session = await self._stack.enter_async_context(ClientSession(read, write))
-            with anyio.fail_after(self.profile.server.startup_timeout):
-                await self._session.initialize()
-                tools = {tool.name for tool in (await self._session.list_tools()).tools}
+            if server.transport == "stdio":
+                tools = await self._connect_stdio(command, env)
+            else:
+                tools = await self._connect_http(command, env, fill(server.url, places))
         except Exception as error:
             log = self._log_tail()
             await self.close()
             if isinstance(error, TimeoutError):
                 raise SystemUnderTestError(
-                    f"{self.name}: server did not start within "
-                    f"{self.profile.server.startup_timeout} s{log}"
+                    f"{self.name}: server did not start within {server.startup_timeout} s{log}"
                 ) from None
             raise SystemUnderTestError(
                 f"{self.name}: server failed to start: {error}{log}"
@@ -129,6 +135,72 @@ class MCPSystem:
                     f"{self.name}: the server has no tool {tool!r} (it has {sorted(tools)})"
                 )
         await self._ingest(documents)
+
+    async def _connect_stdio(self, command: list[str], env: dict[str, str]) -> set[str]:
+        from mcp import StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
+        assert self._stack is not None
+        assert self._workdir is not None
+        parameters = StdioServerParameters(
+            command=command[0], args=command[1:], env=env, cwd=str(self._workdir)
+        )
+        # the SDK's task groups live as long as the connection: only the handshake is timed
+        read, write = await self._stack.enter_async_context(
+            stdio_client(parameters, errlog=self._stack.enter_context(self._log.open("w")))
+        )
+        return await self._handshake(self._stack, read, write)
+
+    async def _connect_http(self, command: list[str], env: dict[str, str], url: str) -> set[str]:
+        """Start the server process (if the profile has one), then connect, retrying until
+        it listens or the start-up time is over."""
+        from mcp.client.streamable_http import streamable_http_client
+
+        assert self._stack is not None
+        assert self._workdir is not None
+        if command:
+            log = self._stack.enter_context(self._log.open("w"))
+            self._process = await asyncio.create_subprocess_exec(
+                *command,
+                env=env,
+                cwd=str(self._workdir),
+                stdout=log,
+                stderr=log,
+                stdin=asyncio.subprocess.DEVNULL,
+            )
+        await self._wait_for_listener(url)
+        streams = await self._stack.enter_async_context(streamable_http_client(url))
+        return await self._handshake(self._stack, streams[0], streams[1])
+
+    async def _wait_for_listener(self, url: str) -> None:
+        """Poll the URL's host and port until something accepts connections (the server
+        has started), the process ends, or the start-up time is over."""
+        parts = urlsplit(url)
+        host, port = parts.hostname or "127.0.0.1", parts.port or 80
+        deadline = time.monotonic() + self.profile.server.startup_timeout
+        while True:
+            try:
+                _, writer = await asyncio.open_connection(host, port)
+            except OSError:
+                if self._process is not None and self._process.returncode is not None:
+                    raise SystemUnderTestError(
+                        f"the server exited ({self._process.returncode})"
+                    ) from None
+                if time.monotonic() > deadline:
+                    raise TimeoutError from None
+                await asyncio.sleep(0.1)
+                continue
+            writer.close()
+            await writer.wait_closed()
+            return
+
+    async def _handshake(self, stack: AsyncExitStack, read: Any, write: Any) -> set[str]:
+        from mcp import ClientSession
+
+        self._session = await stack.enter_async_context(ClientSession(read, write))
+        with anyio.fail_after(self.profile.server.startup_timeout):
+            await self._session.initialize()
+            return {tool.name for tool in (await self._session.list_tools()).tools}
 
     @property
     def _log(self) -> Path:
@@ -234,6 +306,14 @@ class MCPSystem:
 
     async def close(self) -> None:
         stack, self._stack, self._session = self._stack, None, None
+        process, self._process = self._process, None
+        if process is not None and process.returncode is None:
+            process.terminate()
+            try:
+                await asyncio.wait_for(process.wait(), 5)
+            except TimeoutError:
+                process.kill()
+                await process.wait()
         if stack is not None:
             with contextlib.suppress(Exception):  # a crashed server must not hide the results
                 await stack.aclose()

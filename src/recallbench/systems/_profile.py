@@ -11,7 +11,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import Field, JsonValue, ValidationError
+from pydantic import Field, JsonValue, ValidationError, model_validator
 
 from recallbench.core import ConfigError, DatasetError
 from recallbench.core._model import Record
@@ -30,12 +30,24 @@ class Install(Record):
 
 
 class Server(Record):
-    command: list[str] = Field(min_length=1)
+    transport: Literal["stdio", "streamable-http"] = "stdio"
+    command: list[str] = Field(default_factory=list)
     """The command line; ``{install}`` is the installed folder, ``{workdir}`` a fresh
-    temporary directory for the run's store."""
+    temporary directory for the run's store, ``{port}`` a free local port. Required for
+    stdio; for streamable-http, optional (a server already running elsewhere)."""
+    url: str | None = None
+    """The Streamable HTTP endpoint (``http://127.0.0.1:{port}/mcp``)."""
     env: dict[str, str] = Field(default_factory=dict)
     startup_timeout: float = Field(default=30.0, gt=0)
     call_timeout: float = Field(default=30.0, gt=0)
+
+    @model_validator(mode="after")
+    def _transport_needs(self) -> Server:
+        if self.transport == "stdio" and not self.command:
+            raise ValueError("a stdio server needs a command")
+        if self.transport == "streamable-http" and not self.url:
+            raise ValueError("a streamable-http server needs a url")
+        return self
 
 
 class Ingest(Record):
