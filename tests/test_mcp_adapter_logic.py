@@ -93,3 +93,37 @@ ranked = false
     run = asyncio.run(run_dataset(dataset, create_system(str(profile)), k=5))
     assert [[h.doc_id for h in r.hits] for r in run.results] == [["pg"], ["fri"]]
     assert run.spec.settings["transport"] == "streamable-http"
+
+
+def test_fuzzy_content_matching_maps_near_copies_only() -> None:
+    """A unit test of the mapping rule (no server needed): servers that trim or reformat a
+    memory's text still map to it; unrelated text does not."""
+    from recallbench.systems._mcp import MCPSystem
+    from recallbench.systems._profile import Profile
+
+    def profile(match: str) -> Profile:
+        return Profile.model_validate(
+            {
+                "name": "p",
+                "server": {"command": ["x"]},
+                "ingest": {"tool": "a", "item": {}},
+                "search": {"tool": "b", "arguments": {}},
+                "results": {"match": match, "text": "body"},
+            }
+        )
+
+    documents = (
+        Document(id="pg", text="The ledger runs on PostgreSQL since March 2026."),
+        Document(id="fri", text="Deploys are frozen on Fridays."),
+    )
+    fuzzy, exact = MCPSystem(profile("fuzzy")), MCPSystem(profile("content"))
+    for system in (fuzzy, exact):
+        system._ids = {d.id for d in documents}
+        system._by_content = {
+            " ".join(d.text.lower().replace(".", "").split()): d.id for d in documents
+        }
+        system._contents = list(system._by_content)
+    trimmed = {"body": "the ledger runs on PostgreSQL since Mar..."}
+    assert fuzzy._map(trimmed) == "pg" and exact._map(trimmed) is None
+    assert fuzzy._map({"body": "DEPLOYS ARE FROZEN ON FRIDAYS"}) == "fri"
+    assert fuzzy._map({"body": "the office cat is called Pixel"}) is None

@@ -84,6 +84,7 @@ class MCPSystem:
         self._session: Any = None
         self._workdir: Path | None = None
         self._by_content: dict[str, str] = {}
+        self._contents: list[str] = []
         self._kept: Path | None = None
         self._process: asyncio.subprocess.Process | None = None
         self._ids: set[str] = set()
@@ -219,6 +220,7 @@ class MCPSystem:
         ingest = self.profile.ingest
         self._ids = {doc.id for doc in documents}
         self._by_content = {normalise(doc.text): doc.id for doc in documents}
+        self._contents = list(self._by_content)
         items = [
             fill(
                 ingest.item,
@@ -301,8 +303,16 @@ class MCPSystem:
         if spec.match == "id":
             value = select(item, spec.id) if spec.id else None
             return str(value) if value is not None and str(value) in self._ids else None
-        text = select(item, spec.text) if spec.text else item.get("text")
-        return self._by_content.get(normalise(_text_of(text)))
+        text = normalise(_text_of(select(item, spec.text) if spec.text else item.get("text")))
+        exact = self._by_content.get(text)
+        if exact is not None or spec.match == "content":
+            return exact
+        from rapidfuzz import fuzz, process
+
+        best = process.extractOne(
+            text, self._contents, scorer=fuzz.ratio, score_cutoff=spec.fuzzy_cutoff
+        )
+        return self._by_content[best[0]] if best else None
 
     async def close(self) -> None:
         stack, self._stack, self._session = self._stack, None, None

@@ -77,8 +77,10 @@ class Results(Record):
     id: str | None = None
     text: str | None = None
     score: str | None = None
-    match: Literal["id", "content"] = "id"
-    """Map a hit to a dataset document by its id field, or by its text (normalised)."""
+    match: Literal["id", "content", "fuzzy"] = "id"
+    """Map a hit to a dataset document by its id field, by its text (equal once lower-cased
+    and reduced to words), or by the most similar text (rapidfuzz ratio >= fuzzy_cutoff)."""
+    fuzzy_cutoff: float = Field(default=90.0, ge=0, le=100)
     ranked: bool = True
     """False when the server returns hits unranked (evaluated in the order returned)."""
     error_patterns: list[str] = Field(default_factory=list)
