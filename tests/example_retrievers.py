@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import time
 from typing import Any
 
 
@@ -44,6 +45,11 @@ def serve(crash_after: int | None = None) -> None:
             searches += 1
             if crash_after is not None and searches > crash_after:
                 sys.exit(3)
+            if message["query"] == "hang":
+                time.sleep(60)
+            if message["query"] == "garbage":
+                print("<html>502 Bad Gateway</html>", flush=True)
+                continue
             scored = [
                 (d["id"], len(words(message["query"]) & words(d["text"])))
                 for d in retriever.documents

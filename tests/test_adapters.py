@@ -59,3 +59,26 @@ def test_command_process_over_json_lines() -> None:
 def test_a_command_that_dies_fails_the_remaining_queries() -> None:
     values, failed = scores(f"command:{sys.executable} {HERE / 'example_retrievers.py'} 1")
     assert failed == 2 and values["q1"] == 1.0
+
+
+def test_a_hanging_or_garbled_command_fails_those_queries_clearly() -> None:
+    from recallbench.systems._command import CommandSystem
+
+    dataset = Dataset(
+        name="faults",
+        documents=DATA.documents,
+        queries=(
+            Query(id="a", text="garbage"),
+            Query(id="b", text="ledger"),
+            Query(id="c", text="hang"),
+            Query(id="d", text="ledger"),
+        ),
+        qrels={"a": {"pg": 1}, "b": {"pg": 1}, "c": {"pg": 1}, "d": {"pg": 1}},
+    )
+    system = CommandSystem(f"{sys.executable} {HERE / 'example_retrievers.py'}", timeout=1.0)
+    run = asyncio.run(run_dataset(dataset, system, k=5))
+    errors = {r.query_id: r.error for r in run.results}
+    assert errors["a"] is not None and "not JSON" in errors["a"]
+    assert errors["b"] is None  # the process is still in step after a garbled line
+    assert errors["c"] is not None and "no answer within 1.0 s" in errors["c"]
+    assert errors["d"] is not None and "not running" in errors["d"]

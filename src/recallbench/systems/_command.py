@@ -50,10 +50,19 @@ class CommandSystem:
     async def _ask(self, message: dict[str, Any]) -> dict[str, Any]:
         process = self._process
         if process is None or process.stdin is None or process.stdout is None:
-            raise SystemUnderTestError(f"{self.name}: not started")
+            raise SystemUnderTestError(f"{self.name}: not running")
         process.stdin.write(json.dumps(message).encode() + b"\n")
         await process.stdin.drain()
-        line = await asyncio.wait_for(process.stdout.readline(), self._timeout)
+        try:
+            line = await asyncio.wait_for(process.stdout.readline(), self._timeout)
+        except TimeoutError:
+            # a late answer would be read as the next query's: the process is stopped
+            self._process = None
+            process.kill()
+            await process.wait()
+            raise SystemUnderTestError(
+                f"{self.name}: no answer within {self._timeout} s; the process was stopped"
+            ) from None
         if not line:
             raise SystemUnderTestError(
                 f"{self.name}: the process ended (exit {process.returncode})"
