@@ -5,6 +5,7 @@ documents by their content, errors reported as text, results that match nothing.
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from pathlib import Path
 
@@ -17,24 +18,21 @@ from recallbench.systems import create_system
 HERE = Path(__file__).parent
 
 
+def notes_profile(tmp_path: Path, server: str, results: str, *arguments: str) -> Path:
+    """A profile for tests/example_mcp_server.py, started with ``arguments``."""
+    command = json.dumps([sys.executable, str(HERE / "example_mcp_server.py"), *arguments])
+    path = tmp_path / "notes.toml"
+    path.write_text(
+        f'name = "notes"\n[server]\ncommand = {command}\n{server}\n'
+        '[ingest]\ntool = "write_note"\nitem = { content = "{text}" }\n'
+        '[search]\ntool = "search_notes"\narguments = { query = "{query}", limit = "{k}" }\n'
+        f'[results]\nsource = "text_blocks"\nmatch = "content"\nranked = false\n{results}\n'
+    )
+    return path
+
+
 def test_text_blocks_content_matching_and_text_errors(tmp_path: Path) -> None:
-    profile = tmp_path / "notes.toml"
-    profile.write_text(f"""
-name = "notes"
-[server]
-command = ["{sys.executable}", "{HERE / "example_mcp_server.py"}"]
-[ingest]
-tool = "write_note"
-item = {{ content = "{{text}}" }}
-[search]
-tool = "search_notes"
-arguments = {{ query = "{{query}}", limit = "{{k}}" }}
-[results]
-source = "text_blocks"
-match = "content"
-ranked = false
-error_patterns = ["^# Search Failed"]
-""")
+    profile = notes_profile(tmp_path, "", 'error_patterns = ["^# Search Failed"]')
     dataset = Dataset(
         name="notes",
         documents=(
@@ -62,25 +60,8 @@ error_patterns = ["^# Search Failed"]
 def test_streamable_http_transport(tmp_path: Path) -> None:
     """The same server over Streamable HTTP: recallbench starts it on a free port, waits
     until it listens, then speaks MCP over HTTP."""
-    profile = tmp_path / "notes-http.toml"
-    profile.write_text(f"""
-name = "notes-http"
-[server]
-transport = "streamable-http"
-command = ["{sys.executable}", "{HERE / "example_mcp_server.py"}", "http", "{{port}}"]
-url = "http://127.0.0.1:{{port}}/mcp"
-startup_timeout = 30
-[ingest]
-tool = "write_note"
-item = {{ content = "{{text}}" }}
-[search]
-tool = "search_notes"
-arguments = {{ query = "{{query}}", limit = "{{k}}" }}
-[results]
-source = "text_blocks"
-match = "content"
-ranked = false
-""")
+    server = 'transport = "streamable-http"\nurl = "http://127.0.0.1:{port}/mcp"'
+    profile = notes_profile(tmp_path, server, "", "http", "{port}")
     dataset = Dataset(
         name="notes",
         documents=(
