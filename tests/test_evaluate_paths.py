@@ -109,3 +109,22 @@ def test_cli_output_equals_trec_eval_byte_for_byte(trec_tests: Path) -> None:
         )
         assert result.exit_code == 0, result.output
         assert result.stdout == (trec_tests / expected).read_text(), expected
+
+
+def test_conflicting_judgments_are_refused_on_the_columnar_path(tmp_path: Path) -> None:
+    from recallbench.core import DatasetError
+
+    (tmp_path / "qrels").write_text("q1 0 d1 1\nq1 0 d2 0\nq1 0 d1 2\n")
+    (tmp_path / "run").write_text("q1 Q0 d1 1 1.0 t\n")
+    with pytest.raises(DatasetError, match="'d1' judged twice for query 'q1'"):
+        table_from_columns(
+            read_qrels_columns(tmp_path / "qrels"),
+            read_run_columns(tmp_path / "run"),
+            TrecOptions(),
+        )
+    # the same judgment twice is fine (as in trec_eval)
+    (tmp_path / "qrels").write_text("q1 0 d1 1\nq1 0 d1 1\n")
+    table, _ = table_from_columns(
+        read_qrels_columns(tmp_path / "qrels"), read_run_columns(tmp_path / "run"), TrecOptions()
+    )
+    assert table.num_rel.tolist() == [1]

@@ -105,12 +105,21 @@ def lookup(values: Any, value_set: Any) -> npt.NDArray[np.int32]:
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
 
 
-def _refuse_conflicts(qrels: QrelsColumns, valid: BoolArray, kept: IntArray) -> None:
-    """A (query, document) judged twice with different grades is an error, as in the
-    exact reader (which the columnar reader hands such files to when it can)."""
-    conflicting = np.flatnonzero(qrels.grade[valid] != kept)
+def _distinct_judgments(
+    qrels: QrelsColumns, keys: IntArray, valid: BoolArray
+) -> tuple[IntArray, IntArray]:
+    """The sorted distinct (query, document) keys and their grades. A pair judged twice
+    with different grades is an error, as in the exact reader. (One stable argsort: np.unique
+    with an inverse measured 1.7x slower here.)"""
+    rows = np.flatnonzero(valid)
+    order = np.argsort(keys[rows], kind="stable")
+    sorted_keys, sorted_grades = keys[rows][order], qrels.grade[rows][order]
+    opens = np.ones(len(sorted_keys), dtype=bool)
+    opens[1:] = sorted_keys[1:] != sorted_keys[:-1]
+    grades = sorted_grades[opens]
+    conflicting = np.flatnonzero(sorted_grades != grades[np.cumsum(opens) - 1])
     if len(conflicting):
-        row = np.flatnonzero(valid)[conflicting[0]]
+        row = rows[order[conflicting[0]]]
         doc = qrels.doc_names[int(qrels.doc[row])].as_py()
         query = qrels.query_names[int(qrels.query[row])]
         raise DatasetError(
@@ -121,6 +130,7 @@ def _refuse_conflicts(qrels: QrelsColumns, valid: BoolArray, kept: IntArray) -> 
                 )
             ],
         )
+    return sorted_keys[opens], grades
 
 
 def _judged_rows(
@@ -190,9 +200,7 @@ def table_from_columns(
     width = len(qrels.doc_names) + 1
     keys = judged_query * width + qrels.doc
     valid = judged_query >= 0
-    unique_keys, first, inverse = np.unique(keys[valid], return_index=True, return_inverse=True)
-    unique_grades = qrels.grade[valid][first]
-    _refuse_conflicts(qrels, valid, unique_grades[inverse])
+    unique_keys, unique_grades = _distinct_judgments(qrels, keys, valid)
 
     # the judged returned documents: position in evaluation order, query, grade
     found = lookup(run.doc, qrels.doc_names)
