@@ -153,8 +153,8 @@ class MCPSystem:
         return await self._handshake(self._stack, read, write)
 
     async def _connect_http(self, command: list[str], env: dict[str, str], url: str) -> set[str]:
-        """Start the server process (if the profile has one), then connect, retrying until
-        it listens or the start-up time is over."""
+        """Start the server process (if the profile has one), wait until it listens, then
+        connect over Streamable HTTP."""
         from mcp.client.streamable_http import streamable_http_client
 
         assert self._stack is not None
