@@ -24,18 +24,18 @@ class QrelsColumns:
     query: npt.NDArray[np.int32]
     """Index into ``query_names`` of each judgment."""
     doc_names: pa.Array
-    """Document ids (strings); may repeat (see ``doc``)."""
-    doc: npt.NDArray[np.int32]
-    """Index into ``doc_names`` of each judgment: equal ids have equal indices (the first
-    occurrence's)."""
+    """Document ids (strings), one per judgment or distinct (see ``doc``)."""
+    doc: npt.NDArray[np.int32] | None
+    """Index into ``doc_names`` of each judgment, equal ids with equal indices (the first
+    occurrence's); None when ``doc_names`` is the judgments' own column, left for the join
+    to resolve in the same hash lookup as the run's ids."""
     grade: npt.NDArray[np.int64]
 
     def to_dict(self) -> dict[str, dict[str, int]]:
         qrels: dict[str, dict[str, int]] = {name: {} for name in self.query_names}
         docs = self.doc_names.to_pylist()
-        for q, d, grade in zip(
-            self.query.tolist(), self.doc.tolist(), self.grade.tolist(), strict=True
-        ):
+        index = self.doc.tolist() if self.doc is not None else range(len(docs))
+        for q, d, grade in zip(self.query.tolist(), index, self.grade.tolist(), strict=True):
             qrels[self.query_names[q]][docs[d]] = grade
         return qrels
 

@@ -28,7 +28,6 @@ from recallbench.datasets._fast_read import (
     QRELS_COLUMNS,
     RUN_COLUMNS,
     encode_queries,
-    first_occurrences,
     first_tag,
     index_queries,
     read_columns_fast,
@@ -132,12 +131,13 @@ def read_qrels_columns(path: Path) -> QrelsColumns:
     fast = read_columns_fast(path, QRELS_COLUMNS, types)
     if fast is not None:
         query_names, query = encode_queries(fast.column("query"))
-        doc_names, doc = first_occurrences(fast.column("doc"))
+        docs = fast.column("doc")
+        doc_names = docs.combine_chunks() if hasattr(docs, "combine_chunks") else docs
         grade = fast.column("grade").to_numpy()
         del fast
         release_arrow_memory()
         if query_names is not None:  # conflicting grades are refused by the join
-            return QrelsColumns(query_names, query, doc_names, doc, grade)
+            return QrelsColumns(query_names, query, doc_names, None, grade)
     queries, docs, grades = _parse_qrels_lines(path)
     query_names, query_index = index_queries(queries)
     distinct_docs, doc_index = index_queries(docs)
