@@ -4,7 +4,8 @@
 Generates (once, deterministically) a TREC run of QUERIES x DEPTH lines with graded qrels,
 then times each tool as its own process: parse both files, compute trec_eval's default
 ("official") measures, print or build the results. Each tool runs once unmeasured, then
-REPEATS times; reports the median wall time, the peak resident memory of the process, and
+REPEATS times, the tools taking turns (so drifting machine state hits them alike); reports
+the median wall time, the peak resident memory of the process, and
 recallbench's ratios. Put --data on a RAM disk (/dev/shm) to keep disk noise out.
 
     python benchmarks/evaluate_speed.py                      # 7,000 x 1,000 = 7M lines
@@ -89,13 +90,17 @@ def main() -> None:
         f"(ranx: the subset it has); median of {args.repeats} runs; "
         f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]}"
     )
-    results: dict[str, tuple[float, int]] = {}
-    for name, command in tools.items():
-        if any(skip in name for skip in args.skip):
-            continue
+    chosen = {n: c for n, c in tools.items() if not any(skip in n for skip in args.skip)}
+    for command in chosen.values():
         measure(command)  # one unmeasured run: warms caches (and ranx's numba cache)
-        runs = [measure(command) for _ in range(args.repeats)]
-        results[name] = (statistics.median(t for t, _ in runs), max(m for _, m in runs))
+    # rounds of one run per tool, so that every tool sees the same drift in machine state
+    runs: dict[str, list[tuple[float, int]]] = {name: [] for name in chosen}
+    for _ in range(args.repeats):
+        for name, command in chosen.items():
+            runs[name].append(measure(command))
+    results: dict[str, tuple[float, int]] = {}
+    for name, measured in runs.items():
+        results[name] = (statistics.median(t for t, _ in measured), max(m for _, m in measured))
         wall, peak = results[name]
         print(f"{name:<26} {wall:8.2f} s {peak / 2**20:9.0f} MiB", flush=True)
     ours = results.get("recallbench evaluate")
