@@ -113,46 +113,14 @@ def test_api_accepts_dicts_frames_runs_and_files(tmp_path: Path) -> None:
 
 def test_run_and_evaluate_agree_on_the_bundled_dataset(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    assert (
-        CliRunner()
-        .invoke(
-            main,
-            [
-                "run",
-                "--out",
-                str(out),
-                "-m",
-                "ndcg@10",
-                "-m",
-                "map",
-                "-m",
-                "mrr@10",
-                "-m",
-                "recall@5",
-            ],
-        )
-        .exit_code
-        == 0
-    )
+    measures = [flag for name in ("ndcg@10", "map", "mrr@10", "recall@5") for flag in ("-m", name)]
+    assert CliRunner().invoke(main, ["run", "--out", str(out), *measures]).exit_code == 0
     report = json.loads((out / "report.json").read_text())
     run = Run.model_validate_json((out / "run.json").read_text())
     dataset = load_dataset("agent-memory-sample")
     write_trec_qrels(dataset.qrels, tmp_path / "qrels")
     write_trec_run(run, tmp_path / "run")
-    flags = [
-        "--format",
-        "json",
-        "-q",
-        "-c",
-        "-m",
-        "ndcg@10",
-        "-m",
-        "map",
-        "-m",
-        "mrr@10",
-        "-m",
-        "recall@5",
-    ]
+    flags = ["--format", "json", "-q", "-c", *measures]
     values = json.loads(evaluate_cli(*flags, str(tmp_path / "qrels"), str(tmp_path / "run")))
     labels = {
         "ndcg@10": "ndcg_cut_10",

@@ -39,32 +39,10 @@ def test_cli_replay_reproduces_the_recorded_report(tmp_path: Path) -> None:
 
 def test_strict_replay_refuses_missing_answers(tmp_path: Path) -> None:
     runner = CliRunner()
-    missing = runner.invoke(
-        main,
-        [
-            "run",
-            "--system",
-            "builtin-lexical",
-            "--replay",
-            str(tmp_path / "empty"),
-            "--strict",
-            "--out",
-            str(tmp_path),
-        ],
-    )
+    base = ["run", "--system", "builtin-lexical", "--replay", str(tmp_path / "empty")]
+    missing = runner.invoke(main, [*base, "--strict", "--out", str(tmp_path)])
     assert missing.exit_code == 2 and "120 queries have no recorded answer" in missing.output
-    lenient = runner.invoke(
-        main,
-        [
-            "run",
-            "--system",
-            "builtin-lexical",
-            "--replay",
-            str(tmp_path / "empty"),
-            "--out",
-            str(tmp_path / "o"),
-        ],
-    )
+    lenient = runner.invoke(main, [*base, "--out", str(tmp_path / "o")])
     assert lenient.exit_code == 0
     report = json.loads((tmp_path / "o" / "report.json").read_text())
     assert report["counts"]["failed"] == 120
