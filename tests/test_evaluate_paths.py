@@ -4,6 +4,8 @@ and `recallbench evaluate` equals trec_eval's own outputs byte for byte."""
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,7 @@ from recallbench.datasets import (
     read_trec_qrels,
     read_trec_rankings,
 )
+from recallbench.measures import _doc_identity
 from recallbench.measures._evaluate import evaluate_table
 from recallbench.measures._join import table_from_columns
 from recallbench.measures._trec_eval import TrecOptions, evaluate_trec
@@ -31,6 +34,16 @@ def both_paths(qrels: Path, run: Path, options: TrecOptions) -> tuple[list, list
     rankings, _ = read_trec_rankings(run)
     exact = evaluate_trec(read_trec_qrels(qrels), rankings, MEASURES, options)
     return list(trec_lines(columnar, per_query=True)), list(trec_lines(exact, per_query=True))
+
+
+@contextmanager
+def batches_of(size: int) -> Iterator[None]:
+    saved = _doc_identity.BATCH_JUDGMENTS, _doc_identity.BATCH_ROWS
+    _doc_identity.BATCH_JUDGMENTS = _doc_identity.BATCH_ROWS = size
+    try:
+        yield
+    finally:
+        _doc_identity.BATCH_JUDGMENTS, _doc_identity.BATCH_ROWS = saved
 
 
 OPTIONS = [
@@ -60,13 +73,23 @@ def test_trec_files_give_the_same_lines(
     assert len(columnar) > 100
 
 
-@settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), shuffled=st.booleans(), options=st.sampled_from(OPTIONS))
+@settings(max_examples=80, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    shuffled=st.booleans(),
+    options=st.sampled_from(OPTIONS),
+    batch=st.sampled_from([1, 7, 1 << 14]),
+)
 def test_generated_files_give_the_same_lines(
-    seed: int, shuffled: bool, options: TrecOptions, tmp_path_factory: pytest.TempPathFactory
+    seed: int,
+    shuffled: bool,
+    options: TrecOptions,
+    batch: int,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     """Ties, interleaved or shuffled lines, queries on one side only, ids that sort
-    differently as strings and as numbers."""
+    differently as strings and as numbers, documents returned twice, and document ids
+    looked up in batches of a few queries (``batch`` judgments or run rows)."""
     rng = random.Random(seed)
     folder = tmp_path_factory.mktemp("gen")
     queries = [str(n) for n in rng.sample(range(1, 40), 6)]
@@ -75,16 +98,20 @@ def test_generated_files_give_the_same_lines(
         for doc in rng.sample(range(30), 12):
             qrels_lines.append(f"{query} 0 D{doc} {rng.randint(-1, 3)}\n")
     for query in queries[1:]:
-        for rank, doc in enumerate(rng.sample(range(30), rng.randint(0, 20))):
+        docs = rng.sample(range(30), rng.randint(0, 20))
+        docs += rng.sample(docs, min(len(docs), rng.randint(0, 2)))  # returned twice
+        for rank, doc in enumerate(docs):
             score = rng.choice([1.0, 0.5, 0.25, rng.random()])
             run_lines.append(f"{query} Q0 D{doc} {rank} {score!r} tag\n")
     if shuffled:
         rng.shuffle(run_lines)
+        rng.shuffle(qrels_lines)
     else:
         run_lines.sort(key=lambda line: (line.split()[0], -float(line.split()[4])))
     (folder / "qrels").write_text("".join(qrels_lines))
     (folder / "run").write_text("".join(run_lines) or "1 Q0 D1 1 1.0 tag\n")
-    columnar, exact = both_paths(folder / "qrels", folder / "run", options)
+    with batches_of(batch):
+        columnar, exact = both_paths(folder / "qrels", folder / "run", options)
     assert columnar == exact
 
 

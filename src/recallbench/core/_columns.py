@@ -67,7 +67,7 @@ class RunColumns:
         if what == "score":
             self.score = np.zeros(0)
         elif what == "doc":
-            self.doc = arrow().array([], type=arrow().string())
+            self.doc = arrow().chunked_array([], type=arrow().string())
 
 
 def arrow() -> Any:
@@ -82,3 +82,55 @@ def release_arrow_memory() -> None:
     """Hand memory Arrow's allocator keeps after a large step back to the system, so that
     the next step's peak does not stack on it (measured: 205 -> 165 MB after a 26 MB qrels)."""
     arrow().default_memory_pool().release_unused()
+
+
+NUMERIC = {
+    "int8": np.int8,
+    "int32": np.int32,
+    "int64": np.int64,
+    "uint64": np.uint64,
+    "double": np.float64,
+}
+
+
+def as_numpy(values: Any, null: int | None = None) -> npt.NDArray[Any]:
+    """A numeric Arrow array or chunked array as a numpy array (a view of Arrow's buffer
+    when there is one chunk and no null), nulls replaced by ``null`` (an error if None).
+
+    pyarrow's own ``to_numpy`` and ``fill_null`` import pandas whenever pandas is
+    installed, which costs 0.25 s on the first call; reading the buffers directly does not."""
+    chunks = values.chunks if hasattr(values, "chunks") else [values]
+    parts = []
+    for chunk in chunks:
+        dtype = np.dtype(NUMERIC[str(chunk.type)])
+        validity, buffer = chunk.buffers()[:2]
+        part = (
+            np.frombuffer(
+                buffer, dtype=dtype, count=len(chunk), offset=chunk.offset * dtype.itemsize
+            )
+            if buffer is not None
+            else np.zeros(0, dtype=dtype)
+        )
+        if chunk.null_count:
+            if null is None:
+                raise ValueError("as_numpy: the array has nulls")
+            bits = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")
+            valid = bits[chunk.offset : chunk.offset + len(chunk)].astype(bool)
+            part = np.where(valid, part, null).astype(dtype, copy=False)
+        parts.append(part)
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=NUMERIC[str(values.type)])
+
+
+def from_numpy(values: npt.NDArray[Any]) -> Any:
+    """A numeric numpy array as an Arrow array sharing its memory (``pa.array`` imports
+    pandas, see :func:`as_numpy`)."""
+    pa = arrow()
+    kind = {dtype: name for name, dtype in NUMERIC.items()}[values.dtype.type]
+    contiguous = np.ascontiguousarray(values)
+    return pa.Array.from_buffers(
+        getattr(pa, "float64" if kind == "double" else kind)(),
+        len(contiguous),
+        [None, pa.py_buffer(contiguous)],
+    )

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from recallbench.core._columns import arrow
+from recallbench.core._columns import arrow, as_numpy
 
 QRELS_COLUMNS = ("query", "iteration", "doc", "grade")
 RUN_COLUMNS = ("query", "q0", "doc", "rank", "score", "tag")
@@ -55,7 +55,7 @@ def encode(column: Any) -> tuple[Any, npt.NDArray[np.int32]]:
     """
     whole = column.combine_chunks() if hasattr(column, "combine_chunks") else column
     encoded = whole.dictionary_encode()
-    return encoded.dictionary, encoded.indices.to_numpy(zero_copy_only=False)
+    return encoded.dictionary, as_numpy(encoded.indices)
 
 
 def encode_runs(column: Any) -> tuple[list[str], npt.NDArray[np.int32]] | None:
@@ -72,7 +72,8 @@ def encode_runs(column: Any) -> tuple[list[str], npt.NDArray[np.int32]] | None:
     lengths: list[npt.NDArray[np.int64]] = []
     for chunk in encoded:
         values += [positions.setdefault(v, len(positions)) for v in chunk.values.to_pylist()]
-        lengths.append(np.diff(chunk.run_ends.to_numpy().astype(np.int64), prepend=0))
+        ends: npt.NDArray[np.int64] = as_numpy(chunk.run_ends).astype(np.int64)
+        lengths.append(np.diff(ends, prepend=0))
     if not values:
         return [], np.zeros(0, dtype=np.int32)
     return list(positions), np.repeat(np.array(values, dtype=np.int32), np.concatenate(lengths))

@@ -22,7 +22,13 @@ from recallbench.core._errors import DatasetError, Problem, RunFileError
 
 if TYPE_CHECKING:
     from recallbench.core import Run
-from recallbench.core._columns import QrelsColumns, RunColumns, arrow, release_arrow_memory
+from recallbench.core._columns import (
+    QrelsColumns,
+    RunColumns,
+    arrow,
+    as_numpy,
+    release_arrow_memory,
+)
 from recallbench.core._files import atomic_write_text
 from recallbench.datasets._fast_read import (
     QRELS_COLUMNS,
@@ -133,7 +139,7 @@ def read_qrels_columns(path: Path) -> QrelsColumns:
         query_names, query = encode_queries(fast.column("query"))
         docs = fast.column("doc")
         doc_names = docs.combine_chunks() if hasattr(docs, "combine_chunks") else docs
-        grade = fast.column("grade").to_numpy()
+        grade = as_numpy(fast.column("grade")).astype(np.int64, copy=False)
         del fast
         release_arrow_memory()
         if query_names is not None:  # conflicting grades are refused by the join
@@ -153,7 +159,7 @@ def read_run_columns(path: Path) -> RunColumns:
     )
     if fast is not None:
         query_names, query = encode_queries(fast.column("query"))
-        score = fast.column("score").to_numpy()
+        score = as_numpy(fast.column("score"))
         doc = fast.column("doc")
         del fast
         release_arrow_memory()

@@ -10,15 +10,15 @@ fraction of the run, are ever gathered.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from recallbench.core._columns import QrelsColumns, RunColumns, arrow, release_arrow_memory
+from recallbench.core._columns import QrelsColumns, RunColumns, arrow, as_numpy, from_numpy
 from recallbench.core._errors import DatasetError, Problem
+from recallbench.measures._doc_identity import identify
 from recallbench.measures._table import BoolArray, FloatArray, IntArray, RankTable, _ranks
 from recallbench.measures._trec_eval import TrecOptions, trec_query_ids
 
@@ -80,35 +80,13 @@ def trec_order(query: Index, score: FloatArray, doc: Any, distinct: int) -> Orde
     opens_group[1:] = ~np.isin(positions[1:] - 1, ties)
     pa = arrow()
     source = positions if order is None else order[positions]
-    table = pa.table({"group": np.cumsum(opens_group), "doc": doc.take(pa.array(source))})
-    inner = pa.compute.sort_indices(
-        table, sort_keys=[("group", "ascending"), ("doc", "descending")]
-    ).to_numpy()
+    table = pa.Table.from_arrays(
+        [from_numpy(np.cumsum(opens_group)), doc.take(from_numpy(source))], ["group", "doc"]
+    )
+    inner = as_numpy(
+        pa.compute.sort_indices(table, sort_keys=[("group", "ascending"), ("doc", "descending")])
+    )
     return Ordering(order, positions, positions[inner])
-
-
-def lookup(arrays: Sequence[Any], value_set: Any) -> npt.NDArray[np.int32]:
-    """For each value of ``arrays`` (laid end to end), its index in ``value_set`` or -1.
-
-    Arrow's hash lookup, the chunks split into two halves of equal length looked up in two
-    threads (each builds its own hash set of ``value_set``; measured 25% faster here)."""
-    pa = arrow()
-    chunks = [c for a in arrays for c in (a.chunks if hasattr(a, "chunks") else [a]) if len(c)]
-    total, running, middle = sum(len(c) for c in chunks), 0, 0
-    while middle < len(chunks) and running + len(chunks[middle]) <= total / 2:
-        running += len(chunks[middle])
-        middle += 1
-    halves = [part for part in (chunks[: max(middle, 1)], chunks[max(middle, 1) :]) if part]
-
-    def find(part: list[Any]) -> npt.NDArray[np.int32]:
-        found = pa.compute.index_in(pa.chunked_array(part, type=pa.string()), value_set=value_set)
-        result: npt.NDArray[np.int32] = found.fill_null(-1).to_numpy(zero_copy_only=False)
-        return result
-
-    with ThreadPoolExecutor(2) as pool:
-        parts = list(pool.map(find, halves))
-    release_arrow_memory()
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
 
 
 def _distinct_judgments(
@@ -201,16 +179,7 @@ def table_from_columns(
     evaluated = to_final[block_query] >= 0
     num_ret[to_final[block_query][evaluated]] = lengths[evaluated]
 
-    # document identities: the first row of the qrels holding the id. When the reader left
-    # the qrels' own identities to the join, one lookup serves the qrels and the run.
-    if qrels.doc is None:
-        both = lookup([qrels.doc_names, run.doc], qrels.doc_names)
-        doc_ident, found = (
-            both[: len(qrels.doc_names)].astype(np.int64),
-            both[len(qrels.doc_names) :],
-        )
-    else:
-        doc_ident, found = qrels.doc.astype(np.int64), lookup([run.doc], qrels.doc_names)
+    doc_ident, found = identify(qrels, run)
     if consume:
         run.release("doc")
 
@@ -241,6 +210,13 @@ def table_from_columns(
         row_keys[by_query],
     )
 
+    if options.judged_only:  # unjudged documents leave the ranking: ranks close up
+        rank, num_ret = _ranks(row_query, count)
+    if options.max_docs is not None:
+        kept = rank < options.max_docs
+        row_query, rank, grade, row_keys = row_query[kept], rank[kept], grade[kept], row_keys[kept]
+        num_ret = np.minimum(num_ret, options.max_docs)
+
     # a repeated judged document keeps its first place; later copies earn nothing
     duplicates = np.zeros(count, dtype=np.int64)
     _, first_seen = np.unique(row_keys, return_index=True)
@@ -249,13 +225,6 @@ def table_from_columns(
         repeat[first_seen] = False
         duplicates = np.bincount(row_query[repeat], minlength=count).astype(np.int64)
         row_query, rank, grade = row_query[~repeat], rank[~repeat], grade[~repeat]
-
-    if options.judged_only:  # unjudged documents leave the ranking: ranks close up
-        rank, num_ret = _ranks(row_query, count)
-    if options.max_docs is not None:
-        kept = rank < options.max_docs
-        row_query, rank, grade = row_query[kept], rank[kept], grade[kept]
-        num_ret = np.minimum(num_ret, options.max_docs)
     table = RankTable.from_columns(
         ids,
         options.relevance_level,
