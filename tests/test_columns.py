@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from recallbench.core._columns import as_numpy, from_numpy
+from recallbench.core._columns import as_numpy, from_numpy, take
 
 
 def test_as_numpy_reads_slices_chunks_and_replaces_nulls() -> None:
@@ -27,3 +27,13 @@ def test_from_numpy_round_trips() -> None:
     assert arrow.type == pa.int64()
     assert arrow.to_pylist() == [2, 1, 3]
     assert as_numpy(from_numpy(np.array([0.5]))).tolist() == [0.5]
+
+
+def test_take_from_chunks_in_any_order() -> None:
+    chunked = pa.chunked_array(
+        [pa.array(["a", "b"]), pa.array([], pa.string()), pa.array(["c", "d", "e"])]
+    )
+    assert take(chunked, np.array([4, 0, 2, 2, 1], dtype=np.int64)).to_pylist() == list("eaccb")
+    assert take(chunked, np.array([1, 3], dtype=np.int64)).to_pylist() == ["b", "d"]
+    assert take(chunked, np.zeros(0, dtype=np.int64)).to_pylist() == []
+    assert take(pa.array(["x", "y"]), np.array([1], dtype=np.int64)).to_pylist() == ["y"]

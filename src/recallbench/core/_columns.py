@@ -134,3 +134,31 @@ def from_numpy(values: npt.NDArray[Any]) -> Any:
         len(contiguous),
         [None, pa.py_buffer(contiguous)],
     )
+
+
+def take(values: Any, rows: npt.NDArray[np.int64]) -> Any:
+    """``values[rows]`` as an Arrow array. For a chunked array each chunk gives its own
+    rows: Arrow's own take first joins all the chunks into one copy (40 ms for 7M ids)."""
+    if not hasattr(values, "chunks"):
+        return values.take(from_numpy(rows))
+    pa = arrow()
+    ascending = bool(np.all(rows[1:] >= rows[:-1]))
+    order = None if ascending else np.argsort(rows, kind="stable")
+    ordered = rows if order is None else rows[order]
+    bounds = np.cumsum([0] + [len(chunk) for chunk in values.chunks])
+    cuts = np.searchsorted(ordered, bounds)
+    parts = [
+        chunk.take(from_numpy(ordered[start:end] - offset))
+        for chunk, offset, start, end in zip(
+            values.chunks, bounds[:-1].tolist(), cuts[:-1].tolist(), cuts[1:].tolist(), strict=True
+        )
+        if end > start
+    ]
+    if not parts:
+        return pa.array([], type=values.type)
+    joined = pa.concat_arrays(parts)
+    if order is None:
+        return joined
+    inverse = np.empty_like(order)
+    inverse[order] = np.arange(len(order))
+    return joined.take(from_numpy(inverse))

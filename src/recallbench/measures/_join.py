@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from recallbench.core._columns import QrelsColumns, RunColumns, arrow, as_numpy, from_numpy
+from recallbench.core._columns import QrelsColumns, RunColumns, arrow, as_numpy, from_numpy, take
 from recallbench.core._errors import DatasetError, Problem
 from recallbench.measures._doc_identity import identify
 from recallbench.measures._table import BoolArray, FloatArray, IntArray, RankTable, _ranks
@@ -81,7 +81,7 @@ def trec_order(query: Index, score: FloatArray, doc: Any, distinct: int) -> Orde
     pa = arrow()
     source = positions if order is None else order[positions]
     table = pa.Table.from_arrays(
-        [from_numpy(np.cumsum(opens_group)), doc.take(from_numpy(source))], ["group", "doc"]
+        [from_numpy(np.cumsum(opens_group)), take(doc, source)], ["group", "doc"]
     )
     inner = as_numpy(
         pa.compute.sort_indices(table, sort_keys=[("group", "ascending"), ("doc", "descending")])
@@ -126,8 +126,9 @@ def _judged_rows(
     unique_grades: IntArray,
     width: int,
 ) -> tuple[IntArray, IntArray, IntArray, IntArray]:
-    """(query, rank, grade, key) of every returned document judged for its query, from
-    each row's index among the judged documents (``ident``, -1 when judged for none).
+    """(query, rank, grade, judgment) of every returned document judged for its query,
+    from each row's document identity (``ident``, -1 when judged for none); ``judgment``
+    indexes ``unique_keys``.
 
     Its own function so that the run-sized temporaries are freed before the next step."""
     candidates = np.flatnonzero(ident >= 0)
@@ -141,7 +142,8 @@ def _judged_rows(
     found = np.minimum(np.searchsorted(unique_keys, candidate_keys), len(unique_keys) - 1)
     hit = (candidate_query >= 0) & (unique_keys[found] == candidate_keys)
     rank = candidates[hit] - block_start[candidate_run_query[hit]]
-    return candidate_query[hit], rank, unique_grades[found[hit]], candidate_keys[hit]
+    judgment = found[hit]
+    return candidate_query[hit], rank, unique_grades[judgment], judgment
 
 
 def table_from_columns(
@@ -191,7 +193,7 @@ def table_from_columns(
     unique_keys, unique_grades = _distinct_judgments(qrels, keys, valid)
 
     # the judged returned documents: position in evaluation order, query, grade
-    row_query, rank, grade, row_keys = _judged_rows(
+    row_query, rank, grade, judgment = _judged_rows(
         ordering.apply(found),
         query,
         to_final,
@@ -202,26 +204,27 @@ def table_from_columns(
     )
 
     # rows query by query (evaluated order), rank order within each query
-    by_query = np.argsort(row_query, kind="stable")
-    row_query, rank, grade, row_keys = (
-        row_query[by_query],
-        rank[by_query],
-        grade[by_query],
-        row_keys[by_query],
-    )
+    if np.any(row_query[1:] < row_query[:-1]):
+        by_query = np.argsort(row_query, kind="stable")
+        row_query, rank, grade, judgment = (
+            row_query[by_query],
+            rank[by_query],
+            grade[by_query],
+            judgment[by_query],
+        )
 
     if options.judged_only:  # unjudged documents leave the ranking: ranks close up
         rank, num_ret = _ranks(row_query, count)
     if options.max_docs is not None:
         kept = rank < options.max_docs
-        row_query, rank, grade, row_keys = row_query[kept], rank[kept], grade[kept], row_keys[kept]
+        row_query, rank, grade, judgment = row_query[kept], rank[kept], grade[kept], judgment[kept]
         num_ret = np.minimum(num_ret, options.max_docs)
 
     # a repeated judged document keeps its first place; later copies earn nothing
     duplicates = np.zeros(count, dtype=np.int64)
-    _, first_seen = np.unique(row_keys, return_index=True)
-    if len(first_seen) < len(row_keys):
-        repeat = np.ones(len(row_keys), dtype=bool)
+    if len(judgment) and np.bincount(judgment).max() > 1:  # rare: find which are repeats
+        _, first_seen = np.unique(judgment, return_index=True)
+        repeat = np.ones(len(judgment), dtype=bool)
         repeat[first_seen] = False
         duplicates = np.bincount(row_query[repeat], minlength=count).astype(np.int64)
         row_query, rank, grade = row_query[~repeat], rank[~repeat], grade[~repeat]
