@@ -15,6 +15,7 @@ from recallbench import __version__
 
 COMMANDS = {
     "run": ("recallbench.cli._run", "run"),
+    "bench": ("recallbench.cli._bench", "bench"),
     "evaluate": ("recallbench.cli._evaluate", "evaluate"),
     "datasets": ("recallbench.cli._datasets", "datasets"),
     "systems": ("recallbench.cli._systems", "systems"),

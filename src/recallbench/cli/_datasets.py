@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import click
 from rich.console import Console
@@ -10,17 +11,25 @@ from rich.table import Table
 
 from recallbench.cli._errors import reports_errors
 from recallbench.core import Dataset
-from recallbench.datasets import bundled_datasets, load_dataset
+from recallbench.core._files import atomic_write_text
+from recallbench.datasets import bundled_datasets, dump_json_dataset, load_dataset
+from recallbench.datasets._provenance import loader_changes
+from recallbench.datasets._registry import LOADERS
 
-SPEC_HELP = "PATH is a bundled dataset name, a dataset JSON file, or FORMAT:PATH (json, beir)."
+SPEC_HELP = (
+    "PATH is a bundled dataset name, a dataset JSON file, or FORMAT:PATH "
+    "(see `recallbench datasets formats`)."
+)
 
 
 @click.group(
     epilog="""\b
 Examples:
   recallbench datasets list
+  recallbench datasets formats
   recallbench datasets validate my-golden.json
-  recallbench datasets show agent-memory-sample
+  recallbench datasets show locomo:data/locomo10.json
+  recallbench datasets convert --from longmemeval data/longmemeval_oracle.json lme.json
 """
 )
 def datasets() -> None:
@@ -32,6 +41,73 @@ def list_() -> None:
     """List the bundled datasets."""
     for name in bundled_datasets():
         click.echo(name)
+
+
+@datasets.command()
+def formats() -> None:
+    """List the formats FORMAT:PATH accepts."""
+    for name in LOADERS:
+        click.echo(name)
+
+
+@datasets.command(
+    epilog="""\b
+Examples:
+  recallbench datasets convert --from locomo locomo10.json locomo-turns.json
+  recallbench datasets convert --from longmemeval-turns longmemeval_oracle.json lme.json
+  recallbench datasets convert --from beir scifact/ scifact.json
+"""
+)
+@click.option(
+    "--from",
+    "source_format",
+    required=True,
+    type=click.Choice(sorted(LOADERS)),
+    help="Format of SOURCE.",
+)
+@click.argument("source", type=click.Path(path_type=Path))
+@click.argument("destination", type=click.Path(dir_okay=False, path_type=Path))
+@reports_errors
+def convert(source_format: str, source: Path, destination: Path) -> None:
+    """Convert SOURCE into recallbench's dataset JSON at DESTINATION, listing what the
+    loader dropped, altered or flagged."""
+    dataset = LOADERS[source_format](source)
+    atomic_write_text(destination, dump_json_dataset(dataset))
+    click.echo(
+        f"wrote {destination}: {len(dataset.documents)} documents, {len(dataset.queries)} "
+        f"queries, {sum(len(j) for j in dataset.qrels.values())} judgments"
+        + (f", {len(dataset.units)} units" if dataset.units else "")
+    )
+    _print_changes(dataset, Console())
+
+
+def _print_changes(dataset: Dataset, console: Console, limit: int = 20) -> None:
+    """The loader's rules and the changes it made to the source, grouped by reason."""
+    loader = dataset.metadata.get("loader")
+    if not isinstance(loader, dict):
+        return
+    rules = loader.get("rules")
+    if isinstance(rules, dict):
+        for name, rule in rules.items():
+            console.print(f"  {name}: {rule}", highlight=False)
+    changes = loader_changes(dataset.metadata)
+    if not changes:
+        console.print("loader changes: none")
+        return
+    reasons = Counter((change.action, _reason_kind(change.reason)) for change in changes)
+    table = Table(title=f"loader changes ({len(changes)})")
+    for column in ("action", "reason", "n"):
+        table.add_column(column, justify="right" if column == "n" else "left")
+    for (action, reason), count in reasons.most_common():
+        table.add_row(action, reason, str(count))
+    console.print(table)
+    for change in [c for c in changes if c.action != "flagged"][:limit]:
+        console.print(f"  {change.action} {change.subject}: {change.reason}", highlight=False)
+
+
+def _reason_kind(reason: str) -> str:
+    """A reason without its particulars (loaders write ``kind: particulars``)."""
+    return reason.split(":")[0]
 
 
 @datasets.command(epilog=SPEC_HELP)
@@ -85,4 +161,7 @@ def describe(dataset: Dataset, console: Console) -> None:
 @reports_errors
 def show(path: str) -> None:
     """Describe a dataset: counts, grade histogram, categories, intents, tiers."""
-    describe(load_dataset(path), Console())
+    dataset = load_dataset(path)
+    console = Console()
+    describe(dataset, console)
+    _print_changes(dataset, console)

@@ -46,6 +46,8 @@ class Query(Record):
     """The agent session the query belongs to, if any."""
     tags: tuple[StrictStr, ...] = ()
     """Free labels, for example `abstention` or `first-in-session`."""
+    unit: StrictStr | None = None
+    """The unit (own haystack) the query is asked in, when the dataset has units."""
     metadata: dict[str, JsonValue] = Field(default_factory=dict)
     """Free metadata."""
 
@@ -57,6 +59,9 @@ class DatasetRef(Record):
     version: str
     sha256: str
     """Fingerprint of the dataset's content (see :attr:`Dataset.sha256`)."""
+    loader: str | None = None
+    """The loader that converted it from a third-party format and its version
+    (``locomo/1``); None for datasets in recallbench's own format."""
 
 
 class Dataset(Record):
@@ -75,11 +80,18 @@ class Dataset(Record):
     queries: tuple[Query, ...]
     qrels: dict[StrictStr, dict[StrictStr, StrictInt]]
     """Query id -> {document id -> grade}; documents not listed are unjudged (grade 0)."""
+    units: dict[StrictStr, tuple[StrictStr, ...]] = Field(default_factory=dict)
+    """Separate haystacks: unit id -> the ids of its documents. When there are units,
+    every query names its unit and each unit is run against a fresh store holding only
+    its documents (LongMemEval: one haystack per question). A document may belong to
+    several units."""
 
     @cached_property
     def sha256(self) -> str:
-        """sha256 of the canonical JSON of the whole dataset: equal content, equal hash."""
-        return sha256_of(self.model_dump(mode="json"))
+        """sha256 of the canonical JSON of the whole dataset: equal content, equal hash.
+        Fields left at their defaults are left out, so that a field added to the format
+        later does not change the hash of datasets that do not use it."""
+        return sha256_of(self.model_dump(mode="json", exclude_defaults=True))
 
     @cached_property
     def documents_by_id(self) -> Mapping[str, Document]:
@@ -87,7 +99,16 @@ class Dataset(Record):
 
     @property
     def ref(self) -> DatasetRef:
-        return DatasetRef(name=self.name, version=self.version, sha256=self.sha256)
+        loader = self.metadata.get("loader")
+        made_by = (
+            f"{loader.get('name')}/{loader.get('version')}" if isinstance(loader, dict) else None
+        )
+        return DatasetRef(name=self.name, version=self.version, sha256=self.sha256, loader=made_by)
+
+    def unit_documents(self, unit: str) -> tuple[Document, ...]:
+        """The documents of ``unit``, in the unit's order."""
+        by_id = self.documents_by_id
+        return tuple(by_id[doc_id] for doc_id in self.units[unit])
 
     def relevant(self, query_id: str) -> dict[str, int]:
         """The query's documents graded at or above the relevance threshold."""

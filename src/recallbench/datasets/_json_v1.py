@@ -32,6 +32,7 @@ def cross_reference_problems(data: Any) -> Iterator[Problem]:
     doc_ids = yield from _unique_ids(data.get("documents"), "documents")
     query_ids = yield from _unique_ids(data.get("queries"), "queries")
     yield from _tier_problems(data.get("documents"))
+    unit_of = yield from _unit_problems(data, doc_ids)
     qrels = data.get("qrels")
     if not isinstance(qrels, dict):
         return
@@ -40,10 +41,54 @@ def cross_reference_problems(data: Any) -> Iterator[Problem]:
             yield Problem(json_path(["qrels", query_id]), f"unknown query {json.dumps(query_id)}")
         if not isinstance(judged, dict) or doc_ids is None:
             continue
+        members = unit_of.get(query_id)
         for doc_id in judged:
             if doc_id not in doc_ids:
                 location = json_path(["qrels", query_id, doc_id])
                 yield Problem(location, f"unknown document {json.dumps(doc_id)}")
+            elif members is not None and doc_id not in members:
+                location = json_path(["qrels", query_id, doc_id])
+                yield Problem(
+                    location,
+                    f"document {json.dumps(doc_id)} is not in the query's unit, "
+                    "so no system can return it",
+                )
+
+
+def _unit_problems(
+    data: dict[str, Any], doc_ids: set[str] | None
+) -> Generator[Problem, None, dict[str, set[str]]]:
+    """Units name known documents; with units, every query names a known unit. Returns
+    query id -> the documents of its unit."""
+    units = data.get("units")
+    queries = data.get("queries")
+    if not isinstance(units, dict) or not units or not isinstance(queries, list):
+        return {}
+    members: dict[str, set[str]] = {}
+    for unit, doc_list in units.items():
+        if not isinstance(doc_list, list):
+            continue
+        members[unit] = set()
+        for index, doc_id in enumerate(doc_list):
+            if doc_ids is not None and isinstance(doc_id, str) and doc_id not in doc_ids:
+                yield Problem(
+                    json_path(["units", unit, index]), f"unknown document {json.dumps(doc_id)}"
+                )
+            members[unit].add(doc_id)
+    unit_of: dict[str, set[str]] = {}
+    for index, query in enumerate(queries):
+        if not isinstance(query, dict) or not isinstance(query.get("id"), str):
+            continue
+        unit = query.get("unit")
+        if unit is None:
+            yield Problem(
+                json_path(["queries", index]), 'the dataset has units: name one in "unit"'
+            )
+        elif isinstance(unit, str) and unit not in members:
+            yield Problem(json_path(["queries", index, "unit"]), f"unknown unit {json.dumps(unit)}")
+        elif isinstance(unit, str):
+            unit_of[query["id"]] = members[unit]
+    return unit_of
 
 
 def _unique_ids(items: Any, field: str) -> Generator[Problem, None, set[str] | None]:

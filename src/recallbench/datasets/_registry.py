@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib import resources
+from importlib import import_module, resources
 from pathlib import Path
 
 from recallbench.core import Dataset, UnknownNameError
@@ -13,8 +13,28 @@ from recallbench.datasets._json_v1 import load_json_dataset
 DEFAULT_DATASET = "agent-memory-sample"
 
 Loader = Callable[[Path], Dataset]
-LOADERS: dict[str, Loader] = {"json": load_json_dataset, "beir": load_beir}
-"""Dataset formats by name, for ``FORMAT:PATH`` specs."""
+
+
+def _lazy(module: str, function: str, **options: str) -> Loader:
+    """A loader imported when first used (``recallbench.datasets.<module>.<function>``)."""
+
+    def load(path: Path) -> Dataset:
+        loader = getattr(import_module(f"recallbench.datasets.{module}"), function)
+        dataset: Dataset = loader(path, **options)
+        return dataset
+
+    return load
+
+
+LOADERS: dict[str, Loader] = {
+    "json": load_json_dataset,
+    "beir": load_beir,
+    "locomo": _lazy("_locomo", "load_locomo", granularity="turn"),
+    "locomo-sessions": _lazy("_locomo", "load_locomo", granularity="session"),
+    "longmemeval": _lazy("_longmemeval", "load_longmemeval", granularity="session"),
+    "longmemeval-turns": _lazy("_longmemeval", "load_longmemeval", granularity="turn"),
+}
+"""Dataset formats by name, for ``FORMAT:PATH`` specs (third-party loaders import on use)."""
 
 
 def bundled_datasets() -> list[str]:

@@ -67,10 +67,19 @@ class Evaluation:
     duplicates: Mapping[str, int] = field(default_factory=dict)
     rules: Rules = field(default_factory=Rules)
 
+    def population(self, measure: str) -> BoolArray:
+        """The queries ``measure``'s mean takes: the included ones, or for an abstention
+        measure the queries without a relevant document (those the run has, unless missing
+        queries score 0)."""
+        if self.measures[measure].population == "answerable":
+            return self.included
+        present = ~self.missing if self.rules.missing == "skip" else np.ones_like(self.missing)
+        return present & self.no_relevant
+
     def mean(self, measure: str) -> float:
-        """The measure's aggregate over the included queries (the arithmetic mean for all
-        but a few, such as gm_map's geometric mean and sums for counts); NaN when none."""
-        chosen = self.values[measure][self.included]
+        """The measure's aggregate over its population (the arithmetic mean for all but a
+        few, such as gm_map's geometric mean and sums for counts); NaN when none."""
+        chosen = self.values[measure][self.population(measure)]
         if not len(chosen):
             return float("nan")
         return self.measures[measure].aggregate(chosen)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import ClassVar, TypeVar
+from typing import ClassVar, Literal, TypeVar
 
 from recallbench.core import UnknownMeasureError
 from recallbench.measures._table import FloatArray, RankTable
@@ -45,6 +45,10 @@ class Measure(ABC):
     """Counts are printed as integers."""
     textual: ClassVar[bool] = False
     """A per-query string rather than a number (relstring): no aggregate."""
+    higher_is_better: ClassVar[bool] = True
+    population: ClassVar[Literal["answerable", "unanswerable"]] = "answerable"
+    """Which queries the means take: those with a relevant document (every ranking
+    measure) or those without one (abstention measures)."""
 
     def __post_init__(self) -> None:
         if self.cutoff is not None and (not self.cutoff_allowed or self.cutoff < 1):

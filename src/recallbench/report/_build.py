@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 
@@ -10,6 +11,7 @@ import numpy as np
 
 from recallbench import __version__
 from recallbench.core import Dataset, Query, QueryResult, Run
+from recallbench.datasets._provenance import loader_changes
 from recallbench.measures import Evaluation, Measure, Rules, evaluate
 from recallbench.report._model import (
     Counts,
@@ -59,6 +61,7 @@ def build_report(
     query_ids = [query.id for query in dataset.queries]
     evaluation = evaluate(dataset.qrels, rankings, measures, rules, query_ids)
     statuses = _statuses(dataset.queries, evaluation, by_query)
+    populations = {name: evaluation.population(name) for name in evaluation.values}
     queries = [
         QueryReport(
             id=query.id,
@@ -69,7 +72,7 @@ def build_report(
             included=bool(evaluation.included[index]),
             error=by_query[query.id].error if query.id in by_query else None,
             values={
-                name: float(values[index]) if evaluation.included[index] else None
+                name: float(values[index]) if populations[name][index] else None
                 for name, values in evaluation.values.items()
             },
             latency_ms=by_query[query.id].latency_ms if query.id in by_query else None,
@@ -89,7 +92,10 @@ def build_report(
         system=run.spec,
         system_scores=any(hit.score is not None for r in run.results for hit in r.hits),
         rules=rules.describe(),
-        measures=[MeasureInfo(name=str(m), definition=m.definition()) for m in measures],
+        measures=[
+            MeasureInfo(name=str(m), definition=m.definition(), higher_is_better=m.higher_is_better)
+            for m in measures
+        ],
         counts=Counts(
             queries=len(query_ids),
             evaluated=int(evaluation.included.sum()),
@@ -108,8 +114,41 @@ def build_report(
             "intent": _groups(queries, lambda q: q.intent),
         },
         worst_queries=_worst(queries),
+        warnings=[*_haystack_warnings(dataset, measures), *_loader_warnings(dataset)],
         queries=queries,
     )
+
+
+def _haystack_warnings(dataset: Dataset, measures: Sequence[Measure]) -> list[str]:
+    """A cutoff that reaches every document a query is asked against says little."""
+    if dataset.units:
+        asked = {query.unit for query in dataset.queries}
+        sizes = [len(dataset.units[unit]) for unit in asked if unit in dataset.units]
+        where = "units (haystacks)"
+    else:
+        sizes, where = [len(dataset.documents)], "the corpus"
+    warnings = []
+    for cutoff in sorted({m.cutoff for m in measures if m.cutoff is not None}):
+        reached = sum(1 for size in sizes if cutoff >= size)
+        if reached:
+            scope = f"{reached} of {len(sizes)} {where}" if dataset.units else where
+            warnings.append(
+                f"cutoff {cutoff} reaches every document of {scope}: "
+                f"@{cutoff} measures there say little (use a smaller cutoff)"
+            )
+    return warnings
+
+
+def _loader_warnings(dataset: Dataset) -> list[str]:
+    changes = loader_changes(dataset.metadata)
+    if not changes:
+        return []
+    counts = Counter(change.action for change in changes)
+    done = ", ".join(f"{action} {counts[action]}" for action in ("dropped", "altered", "flagged"))
+    return [
+        f"the dataset's loader ({dataset.ref.loader}) changed items of the source ({done}); "
+        "`recallbench datasets show` lists each with its reason"
+    ]
 
 
 def _statuses(
@@ -139,8 +178,8 @@ def _groups(
         members = [query for query in queries if key(query) == name]
         scored = [query for query in members if query.included]
         means: dict[str, float | None] = {}
-        for measure in members[0].values:
-            values = [v for q in scored if (v := q.values[measure]) is not None]
+        for measure in members[0].values:  # a query has a value where its measure counts it
+            values = [v for q in members if (v := q.values[measure]) is not None]
             means[measure] = float(np.mean(values)) if values else None
         excluded = len(members) - len(scored)
         groups.append(Group(name=name, n=len(scored), excluded=excluded, means=means))

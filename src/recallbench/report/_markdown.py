@@ -44,7 +44,8 @@ def render_markdown(report: Report) -> str:
         f"# recallbench report: {spec.system} on {report.dataset.name}",
         "",
         f"- dataset: `{report.dataset.name}` version {report.dataset.version}, "
-        f"sha256 `{report.dataset.sha256[:16]}…`",
+        f"sha256 `{report.dataset.sha256[:16]}…`"
+        + (f", loader `{report.dataset.loader}`" if report.dataset.loader else ""),
         f"- system: `{spec.system}`"
         + (f", k = {spec.k}" if spec.k else "")
         + (
@@ -59,6 +60,7 @@ def render_markdown(report: Report) -> str:
         f"no relevant judgments {counts.no_relevant} (not in the means) · "
         f"failed {counts.failed} · missing {counts.missing} · "
         f"duplicate results {counts.duplicates}",
+        *(f"- **warning:** {warning}" for warning in report.warnings),
         "",
         "## Summary",
         "",

@@ -19,6 +19,7 @@ class MeasureInfo(Record):
     name: str
     """Canonical name, the measure's identity (``ndcg@10``)."""
     definition: str
+    higher_is_better: bool = True
 
 
 class Counts(Record):
@@ -98,5 +99,8 @@ class Report(Record):
     breakdowns: dict[str, list[Group]] = Field(default_factory=dict)
     """Means by query ``category`` and by ``intent``."""
     worst_queries: list[str]
+    warnings: list[str] = Field(default_factory=list)
+    """What a reader must know before trusting the numbers: a k that reaches the whole
+    haystack, questions the dataset's loader dropped or altered, and the like."""
     """Ids of the evaluated queries with the lowest mean over all measures."""
     queries: list[QueryReport]

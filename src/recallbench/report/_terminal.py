@@ -24,6 +24,8 @@ def render_terminal(report: Report, console: Console) -> None:
     for measure in measures:
         summary.add_row(measure, fmt(report.means.get(measure)))
     console.print(summary)
+    for warning in report.warnings:
+        console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
     groups = report.breakdowns.get("category", [])
     if groups:
         # borderless, so that eight measures and the category names fit in 80 columns

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from recallbench import __version__
 from recallbench.core import (
     Dataset,
+    Document,
+    Query,
     QueryResult,
     RecallbenchError,
     Run,
@@ -23,8 +25,31 @@ Progress = Callable[[int, int], None]
 """Called with (queries done, queries in all) after each query."""
 
 
+async def _ask(system: SystemUnderTest, query: Query, k: int) -> QueryResult:
+    before = time.perf_counter_ns()
+    try:
+        hits = tuple(await system.search(query, k))
+    except Exception as error:  # a failing query is data, not a crash
+        elapsed = (time.perf_counter_ns() - before) / 1e6
+        return QueryResult(query_id=query.id, latency_ms=elapsed, error=_describe(error))
+    elapsed = (time.perf_counter_ns() - before) / 1e6
+    size = len(json.dumps([hit.model_dump(mode="json") for hit in hits]).encode())
+    return QueryResult(query_id=query.id, hits=hits, latency_ms=elapsed, output_bytes=size)
+
+
 def _describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+
+
+def _groups(dataset: Dataset) -> list[tuple[Sequence[Document], list[Query]]]:
+    """(documents to ingest, queries to ask) in turn: the whole dataset at once, or, when
+    it has units, each unit with its own queries (units in order of their first query)."""
+    if not dataset.units:
+        return [(dataset.documents, list(dataset.queries))]
+    asked: dict[str, list[Query]] = {}
+    for query in dataset.queries:
+        asked.setdefault(query.unit or "", []).append(query)
+    return [(dataset.unit_documents(unit), queries) for unit, queries in asked.items()]
 
 
 async def run_dataset(
@@ -33,7 +58,8 @@ async def run_dataset(
     k: int = 100,
     progress: Progress | None = None,
 ) -> Run:
-    """Ingest the dataset's documents, then search every query once, in dataset order.
+    """Ingest the dataset's documents, then search every query once, in dataset order; for
+    a dataset with units, each unit in turn gets a fresh store with only its documents.
 
     A query whose search raises is recorded with its error and the run goes on; it scores 0.
     Latency is the wall time of the ``search`` call on the monotonic clock; output bytes are
@@ -41,34 +67,25 @@ async def run_dataset(
     """
     started = datetime.now(UTC)
     results: list[QueryResult] = []
+    ingest_seconds = 0.0
+    done, total = 0, len(dataset.queries)
     try:
-        ingest_start = time.perf_counter()
-        try:
-            await system.setup(dataset.documents)
-        except RecallbenchError:
-            raise
-        except Exception as error:
-            raise SystemUnderTestError(
-                f"system {system.name!r} failed to ingest the corpus: {_describe(error)}"
-            ) from error
-        ingest_seconds = time.perf_counter() - ingest_start
-        for done, query in enumerate(dataset.queries, start=1):
-            before = time.perf_counter_ns()
+        for documents, queries in _groups(dataset):
+            ingest_start = time.perf_counter()
             try:
-                hits = tuple(await system.search(query, k))
-            except Exception as error:  # a failing query is data, not a crash
-                elapsed = (time.perf_counter_ns() - before) / 1e6
-                results.append(
-                    QueryResult(query_id=query.id, latency_ms=elapsed, error=_describe(error))
-                )
-            else:
-                elapsed = (time.perf_counter_ns() - before) / 1e6
-                size = len(json.dumps([hit.model_dump(mode="json") for hit in hits]).encode())
-                results.append(
-                    QueryResult(query_id=query.id, hits=hits, latency_ms=elapsed, output_bytes=size)
-                )
-            if progress is not None:
-                progress(done, len(dataset.queries))
+                await system.setup(documents)
+            except RecallbenchError:
+                raise
+            except Exception as error:
+                raise SystemUnderTestError(
+                    f"system {system.name!r} failed to ingest the corpus: {_describe(error)}"
+                ) from error
+            ingest_seconds += time.perf_counter() - ingest_start
+            for query in queries:
+                results.append(await _ask(system, query, k))
+                done += 1
+                if progress is not None:
+                    progress(done, total)
     finally:
         await system.close()
     spec = RunSpec(

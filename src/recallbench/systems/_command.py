@@ -34,6 +34,7 @@ class CommandSystem:
         return {"command": self._argv, "protocol": "json-lines"}
 
     async def setup(self, documents: Sequence[Document]) -> None:
+        await self.close()  # a second setup starts from a fresh store
         try:
             self._process = await asyncio.create_subprocess_exec(
                 *self._argv,

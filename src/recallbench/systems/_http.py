@@ -77,6 +77,7 @@ class HttpSystem:
         return {"profile": safe, "ranked": self.profile.results.ranked}
 
     async def setup(self, documents: Sequence[Document]) -> None:
+        await self.close()  # a second setup starts from a fresh store
         http = self.profile.http
         self._client = httpx.AsyncClient(
             base_url=http.base_url, timeout=http.timeout, headers=_headers(http.headers)

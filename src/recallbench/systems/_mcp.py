@@ -99,6 +99,7 @@ class MCPSystem:
         }
 
     async def setup(self, documents: Sequence[Document]) -> None:
+        await self.close()  # a second setup starts from a fresh store
         needs_install = bool(self.profile.install.npm or self.profile.install.pip)
         if needs_install and not is_installed(self.profile):
             raise SystemUnderTestError(

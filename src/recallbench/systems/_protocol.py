@@ -24,7 +24,8 @@ class SystemUnderTest(Protocol):
         ...
 
     async def setup(self, documents: Sequence[Document]) -> None:
-        """Ingest the corpus (a fresh store each time)."""
+        """Ingest the corpus into a fresh store. Called again (datasets with units), it
+        discards the previous store first."""
         ...
 
     async def search(self, query: Query, k: int) -> Sequence[Hit]:

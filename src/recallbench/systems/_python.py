@@ -36,6 +36,7 @@ class PythonSystem:
         return {"python": self._target}
 
     async def setup(self, documents: Sequence[Document]) -> None:
+        await self.close()  # a second setup starts from a fresh store
         made = (
             self._factory()
             if inspect.isclass(self._factory) or not _is_search(self._factory)

@@ -1,0 +1,119 @@
+"""`recallbench bench`: several systems on several datasets, one leaderboard."""
+
+from __future__ import annotations
+
+import os
+import platform
+import shlex
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+
+from recallbench import __version__
+from recallbench.cli._errors import reports_errors
+from recallbench.cli._run import _record, _systems, make_console
+from recallbench.datasets import load_dataset
+from recallbench.measures import parse_measures
+from recallbench.report import build_report, write_outputs
+from recallbench.report._bench import Board, write_bench
+from recallbench.report._leaderboard import render_leaderboard, safe_name
+
+BENCH_MEASURES = (
+    "ndcg@10",
+    "recall@10",
+    "recall_any@5",
+    "recall_all@5",
+    "mrr@10",
+    "false_surface",
+)
+BENCH_SYSTEMS = ("builtin-lexical", "builtin-dense", "builtin-hybrid")
+
+
+@click.command(
+    epilog="""\b
+Examples:
+  recallbench bench --dataset locomo:data/locomo10.json \\
+      --dataset longmemeval-turns:data/longmemeval_oracle.json
+  recallbench bench --dataset locomo:data/locomo10.json --system builtin-hybrid \\
+      --system server-memory --out out/bench
+\b
+Each dataset runs against every system; each system's run and report go to
+OUT/DATASET/SYSTEM/, the leaderboard of all to OUT/leaderboard.md and .json.
+"""
+)
+@click.option(
+    "--dataset",
+    "dataset_specs",
+    multiple=True,
+    required=True,
+    metavar="SPEC",
+    help="Dataset (repeatable): FORMAT:PATH such as locomo:, longmemeval:, or a JSON file.",
+)
+@click.option(
+    "--system",
+    "system_names",
+    multiple=True,
+    metavar="NAME",
+    help=f"System (repeatable). Default: {' '.join(BENCH_SYSTEMS)}.",
+)
+@click.option(
+    "-m",
+    "--measure",
+    "measure_names",
+    multiple=True,
+    metavar="MEASURE",
+    help=f"Measure (repeatable; the first orders the board). Default: {' '.join(BENCH_MEASURES)}.",
+)
+@click.option("--k", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("out/bench"),
+    show_default=True,
+)
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
+@reports_errors
+def bench(
+    dataset_specs: tuple[str, ...],
+    system_names: tuple[str, ...],
+    measure_names: tuple[str, ...],
+    k: int,
+    out_dir: Path,
+    quiet: bool,
+) -> None:
+    """Run systems over datasets and write one leaderboard (per dataset and category)."""
+    measures = parse_measures(measure_names or BENCH_MEASURES)
+    names = list(dict.fromkeys(system_names or BENCH_SYSTEMS))
+    datasets = [load_dataset(spec) for spec in dataset_specs]  # all bad input before any run
+    console = make_console(quiet)
+    boards = []
+    for dataset in datasets:
+        reports = []
+        for system in _systems(names, dataset, None, None, False):
+            run = _record(dataset, system, k, console)
+            report = build_report(dataset, run, measures)
+            write_outputs(out_dir / safe_name(dataset.name) / safe_name(system.name), run, report)
+            reports.append(report)
+        render_leaderboard(reports, console)
+        boards.append(Board(dataset, reports))
+    context = {
+        "command": shlex.join(
+            [
+                "recallbench",
+                "bench",
+                *(f"--dataset={spec}" for spec in dataset_specs),
+                *(f"--system={name}" for name in names),
+                *(f"--measure={m}" for m in measures),
+                f"--k={k}",
+                f"--out={out_dir}",
+            ]
+        ),
+        "recallbench": __version__,
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, "
+        f"Python {platform.python_version()}",
+    }
+    written = write_bench(out_dir, boards, context)
+    console.print("wrote " + ", ".join(str(path) for path in written))
