@@ -6,13 +6,13 @@ Following BEIR's own loader, only the queries judged in the chosen split are kep
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from recallbench.core import Dataset, DatasetError, Document, Problem, Query
-from recallbench.datasets._json_v1 import cross_reference_problems
+from recallbench.core import Dataset, Document, Problem, Query
+from recallbench.datasets._json_v1 import check_references
+from recallbench.datasets._provenance import read_jsonl
 
 
 def is_beir_folder(path: Path) -> bool:
@@ -20,26 +20,12 @@ def is_beir_folder(path: Path) -> bool:
 
 
 def _jsonl(path: Path, problems: list[Problem]) -> Iterator[tuple[int, dict[str, Any]]]:
-    try:
-        handle = path.open(encoding="utf-8")
-    except FileNotFoundError:
-        problems.append(Problem(str(path), "file not found"))
-        return
-    with handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                problems.append(Problem(f"{path}:{number}", f"invalid JSON: {exc.msg}"))
-                continue
-            if not isinstance(record, dict) or not isinstance(record.get("_id"), str):
-                problems.append(
-                    Problem(f"{path}:{number}", 'expected an object with a string "_id"')
-                )
-                continue
-            yield number, record
+    """BEIR records: JSON Lines objects with a string ``_id``."""
+    for number, record in read_jsonl(path, problems):
+        if not isinstance(record.get("_id"), str):
+            problems.append(Problem(f"{path}:{number}", 'expected an object with a string "_id"'))
+            continue
+        yield number, record
 
 
 def load_beir(path: Path, split: str = "test") -> Dataset:
@@ -68,14 +54,7 @@ def load_beir(path: Path, split: str = "test") -> Dataset:
         for _, record in _jsonl(path / "queries.jsonl", problems)
         if record["_id"] in qrels
     ]
-    raw = {
-        "documents": [{"id": document.id} for document in documents],
-        "queries": [{"id": query.id} for query in queries],
-        "qrels": qrels,
-    }
-    problems.extend(cross_reference_problems(raw))
-    if problems:
-        raise DatasetError(str(path), problems)
+    check_references(str(path), documents, queries, qrels, problems)
     return Dataset(
         name=path.name,
         version=split,

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from recallbench.core import DATASET_FORMAT, TIERS, Dataset, DatasetError, Problem
+from recallbench.core import (
+    DATASET_FORMAT,
+    TIERS,
+    Dataset,
+    DatasetError,
+    Document,
+    Problem,
+    Query,
+)
 from recallbench.core._validation import json_path, read_json, validate
 
 
@@ -89,6 +97,27 @@ def _unit_problems(
         elif isinstance(unit, str):
             unit_of[query["id"]] = members[unit]
     return unit_of
+
+
+def check_references(
+    source: str,
+    documents: Sequence[Document],
+    queries: Sequence[Query],
+    qrels: Mapping[str, Mapping[str, int]],
+    problems: list[Problem],
+    units: Mapping[str, Sequence[str]] | None = None,
+) -> None:
+    """For loaders of other formats: the cross-reference checks of our own format on the
+    objects they built, added to the problems they found; raise when there are any."""
+    raw: dict[str, Any] = {
+        "documents": [{"id": document.id} for document in documents],
+        "queries": [{"id": query.id, "unit": query.unit} for query in queries],
+        "qrels": qrels,
+        "units": {unit: list(members) for unit, members in (units or {}).items()},
+    }
+    problems.extend(cross_reference_problems(raw))
+    if problems:
+        raise DatasetError(source, problems)
 
 
 def _unique_ids(items: Any, field: str) -> Generator[Problem, None, set[str] | None]:

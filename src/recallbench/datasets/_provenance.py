@@ -1,4 +1,5 @@
-"""What a loader did to the source data, recorded in the dataset it produces.
+"""Reading third-party sources, and what a loader did to them, recorded in the dataset
+it produces.
 
 Every loader of a third-party format writes ``metadata["loader"]``: its name and version,
 the source path, the rules it applied (grade mapping, granularity, ...), and every change
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -91,3 +93,26 @@ def read_json_list(file: Path, what: str) -> list[Any]:
     if not isinstance(data, list):
         raise DatasetError(str(file), [Problem("$", f"expected a list of {what}")])
     return data
+
+
+def read_jsonl(path: Path, problems: list[Problem]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) of every non-blank line of a JSON Lines file; a missing file,
+    a line that is not JSON or not an object is added to ``problems`` with its file:line."""
+    try:
+        handle = path.open(encoding="utf-8")
+    except FileNotFoundError:
+        problems.append(Problem(str(path), "file not found"))
+        return
+    with handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                problems.append(Problem(f"{path}:{number}", f"invalid JSON: {exc.msg}"))
+                continue
+            if not isinstance(record, dict):
+                problems.append(Problem(f"{path}:{number}", "expected a JSON object"))
+                continue
+            yield number, record

@@ -33,6 +33,10 @@ LOADERS: dict[str, Loader] = {
     "locomo-sessions": _lazy("_locomo", "load_locomo", granularity="session"),
     "longmemeval": _lazy("_longmemeval", "load_longmemeval", granularity="session"),
     "longmemeval-turns": _lazy("_longmemeval", "load_longmemeval", granularity="turn"),
+    "madial": _lazy("_madial", "load_madial", language="en"),
+    "madial-zh": _lazy("_madial", "load_madial", language="zh"),
+    "smart": _lazy("_smart", "load_smart"),
+    "trec": _lazy("_trec_collection", "load_trec_collection"),
 }
 """Dataset formats by name, for ``FORMAT:PATH`` specs (third-party loaders import on use)."""
 
