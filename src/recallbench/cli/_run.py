@@ -39,6 +39,7 @@ Examples:
   recallbench run
   recallbench run --dataset my-golden.json --k 20 -m ndcg@10 -m recall@20
   recallbench run --dataset beir:data/scifact --out out/scifact
+  recallbench run --dataset locomo:data/locomo10.json --k 20 -m recall_all@5
   recallbench run --system builtin-lexical --system builtin-hybrid --system server-memory
   recallbench run --system server-memory --record rec/
   recallbench run --system server-memory --replay rec/ --strict
@@ -49,7 +50,7 @@ Examples:
     "dataset_spec",
     default=DEFAULT_DATASET,
     show_default=True,
-    help="Bundled dataset name, a dataset JSON file, or FORMAT:PATH (json, beir).",
+    help="Bundled dataset name, a dataset JSON file, or FORMAT:PATH (see datasets formats).",
 )
 @click.option(
     "--system",
