@@ -126,7 +126,8 @@ def load_locomo(path: Path, granularity: Granularity = "turn") -> Dataset:
                     problems.append(Problem(f"{where}.conversation.session_{number}", "bad turn"))
                     continue
                 session_of[turn["dia_id"]] = session_doc
-                lines.append(_turn_text(turn))
+                text = _turn_text(turn)
+                lines.append(text)
                 if granularity == "turn":
                     doc_id = f"{sample_id}:{turn['dia_id']}"
                     metadata: dict[str, JsonValue] = {
@@ -138,7 +139,7 @@ def load_locomo(path: Path, granularity: Granularity = "turn") -> Dataset:
                         metadata["created_at"] = when
                     documents.append(
                         Document.model_construct(
-                            id=doc_id, text=_turn_text(turn), title=None, metadata=metadata
+                            id=doc_id, text=text, title=None, metadata=metadata
                         )
                     )
                     unit_docs.append(doc_id)

@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import JsonValue
 
 from recallbench.core import DatasetError, Problem
+from recallbench.core._validation import read_json
 
 Action = Literal["dropped", "altered", "flagged"]
 
@@ -80,16 +81,9 @@ def loader_changes(metadata: dict[str, JsonValue]) -> list[Change]:
 
 
 def read_json_list(file: Path, what: str) -> list[Any]:
-    """A third-party JSON file whose top level is a list of ``what``; a missing file,
-    invalid JSON (with line and column) or another shape is a located DatasetError."""
-    try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DatasetError(str(file), [Problem(str(file), "file not found")]) from None
-    except json.JSONDecodeError as exc:
-        raise DatasetError(
-            str(file), [Problem(f"{file}:{exc.lineno}:{exc.colno}", f"invalid JSON: {exc.msg}")]
-        ) from None
+    """A third-party JSON file whose top level is a list of ``what`` (anything else, and
+    what :func:`read_json` refuses, is a located DatasetError)."""
+    data = read_json(file)
     if not isinstance(data, list):
         raise DatasetError(str(file), [Problem("$", f"expected a list of {what}")])
     return data

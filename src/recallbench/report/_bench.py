@@ -12,6 +12,7 @@ import numpy as np
 
 from recallbench.core import Dataset
 from recallbench.core._files import atomic_write_text
+from recallbench.report._leaderboard import best_first
 from recallbench.report._markdown import fmt
 from recallbench.report._model import Report
 
@@ -51,14 +52,7 @@ class Board:
         return self.reports[0].measures[0].name
 
     def ordered(self) -> list[Report]:
-        info = self.reports[0].measures[0]
-        sign = -1.0 if info.higher_is_better else 1.0
-
-        def key(report: Report) -> tuple[float, str]:
-            value = report.means.get(info.name)
-            return (sign * value if value is not None else float("inf"), report.system.system)
-
-        return sorted(self.reports, key=key)
+        return best_first(self.reports)
 
     def flagged(self) -> dict[str, set[str]]:
         """Tag -> queries carrying it, for the tags a loader flags (adversarial)."""

@@ -20,13 +20,15 @@ def safe_name(name: str) -> str:
     return re.sub(r"[^\w.\-]+", "_", name) or "system"
 
 
-def _order(reports: Sequence[Report]) -> list[Report]:
-    """Best first by the first measure (missing values last), then by name."""
-    first = reports[0].measures[0].name
+def best_first(reports: Sequence[Report]) -> list[Report]:
+    """Best first by the first measure (in its direction; missing values last), then by
+    system name."""
+    info = reports[0].measures[0]
+    sign = -1.0 if info.higher_is_better else 1.0
 
     def key(report: Report) -> tuple[float, str]:
-        value = report.means.get(first)
-        return (-(value if value is not None else float("-inf")), report.system.system)
+        value = report.means.get(info.name)
+        return (sign * value if value is not None else float("inf"), report.system.system)
 
     return sorted(reports, key=key)
 
@@ -42,7 +44,7 @@ def _rows(reports: Sequence[Report]) -> tuple[list[str], list[list[str]]]:
             str(report.counts.failed),
             "yes" if report.system_scores else "no",
         ]
-        for report in _order(reports)
+        for report in best_first(reports)
     ]
     return header, rows
 
@@ -90,7 +92,7 @@ def write_leaderboard(folder: Path, reports: Sequence[Report]) -> list[Path]:
                 "scores": r.system_scores,
                 "report": f"{safe_name(r.system.system)}/report.json",
             }
-            for r in _order(reports)
+            for r in best_first(reports)
         ],
     }
     written = {
