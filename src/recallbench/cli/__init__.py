@@ -17,6 +17,8 @@ COMMANDS = {
     "run": ("recallbench.cli._run", "run"),
     "bench": ("recallbench.cli._bench", "bench"),
     "evaluate": ("recallbench.cli._evaluate", "evaluate"),
+    "compare": ("recallbench.cli._compare", "compare"),
+    "power": ("recallbench.cli._power", "power"),
     "datasets": ("recallbench.cli._datasets", "datasets"),
     "systems": ("recallbench.cli._systems", "systems"),
 }
@@ -45,6 +47,8 @@ Examples:
   recallbench run                      # builtin system on the bundled sample
   recallbench datasets show agent-memory-sample
   recallbench evaluate -q -m ndcg_cut.10 qrels.txt run.txt   # trec_eval-compatible
+  recallbench compare out/builtin-lexical out/builtin-hybrid   # paired statistics
+  recallbench power --delta 0.05 --sd 0.15                     # queries needed
 Exit codes: 0 success, 1 gate failed, 2 bad input or usage, 130 interrupted.
 """,
 )

@@ -12,6 +12,7 @@ import click
 
 from recallbench import __version__
 from recallbench.cli._errors import reports_errors
+from recallbench.cli._options import measures_option, out_option, quiet_option, systems_option
 from recallbench.cli._run import _record, _systems, make_console
 from recallbench.datasets import load_dataset
 from recallbench.measures import parse_measures
@@ -50,30 +51,13 @@ OUT/DATASET/SYSTEM/, the leaderboard of all to OUT/leaderboard.md and .json.
     metavar="SPEC",
     help="Dataset (repeatable): FORMAT:PATH such as locomo:, longmemeval:, or a JSON file.",
 )
-@click.option(
-    "--system",
-    "system_names",
-    multiple=True,
-    metavar="NAME",
-    help=f"System (repeatable). Default: {' '.join(BENCH_SYSTEMS)}.",
-)
-@click.option(
-    "-m",
-    "--measure",
-    "measure_names",
-    multiple=True,
-    metavar="MEASURE",
-    help=f"Measure (repeatable; the first orders the board). Default: {' '.join(BENCH_MEASURES)}.",
+@systems_option(f"System (repeatable). Default: {' '.join(BENCH_SYSTEMS)}.")
+@measures_option(
+    f"Measure (repeatable; the first orders the board). Default: {' '.join(BENCH_MEASURES)}."
 )
 @click.option("--k", type=click.IntRange(min=1), default=20, show_default=True)
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("out/bench"),
-    show_default=True,
-)
-@click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
+@out_option("Folder of the runs, reports and leaderboards.", Path("out/bench"))
+@quiet_option
 @reports_errors
 def bench(
     dataset_specs: tuple[str, ...],

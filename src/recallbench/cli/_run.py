@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
 from recallbench.cli._errors import reports_errors
+from recallbench.cli._options import measures_option, out_option, quiet_option, systems_option
 from recallbench.core import ConfigError, Dataset, Run
 from recallbench.datasets import DEFAULT_DATASET, load_dataset
 from recallbench.measures import DEFAULT_MEASURES, parse_measures
@@ -52,12 +53,8 @@ Examples:
     show_default=True,
     help="Bundled dataset name, a dataset JSON file, or FORMAT:PATH (see datasets formats).",
 )
-@click.option(
-    "--system",
-    "system_names",
-    multiple=True,
-    metavar="NAME",
-    help=f"System under test (repeatable: a leaderboard of several). Default: {DEFAULT_SYSTEM}.",
+@systems_option(
+    f"System under test (repeatable: a leaderboard of several). Default: {DEFAULT_SYSTEM}."
 )
 @click.option(
     "--k",
@@ -66,22 +63,8 @@ Examples:
     show_default=True,
     help="Results requested per query.",
 )
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("out"),
-    show_default=True,
-    help="Folder for run.json, report.json and report.md.",
-)
-@click.option(
-    "-m",
-    "--measure",
-    "measure_names",
-    multiple=True,
-    metavar="MEASURE",
-    help=f"Measure to report (repeatable). Default: {' '.join(DEFAULT_MEASURES)}.",
-)
+@out_option("Folder for run.json, report.json and report.md.", Path("out"))
+@measures_option(f"Measure to report (repeatable). Default: {' '.join(DEFAULT_MEASURES)}.")
 @click.option(
     "--record",
     "record_dir",
@@ -102,7 +85,7 @@ Examples:
 @click.option(
     "--keep", is_flag=True, help="Keep each server's store (its temporary directory) after the run."
 )
-@click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
+@quiet_option
 @reports_errors
 def run(
     dataset_spec: str,

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from recallbench.compare import COMPARISON_FORMAT, Comparison
 from recallbench.core import DATASET_FORMAT, RUN_FORMAT, Dataset, Run
 from recallbench.report import REPORT_FORMAT, Report
 
@@ -19,10 +20,16 @@ FORMATS: dict[str, type[BaseModel]] = {
     "dataset.v1": Dataset,
     "run.v1": Run,
     "report.v1": Report,
+    "comparison.v1": Comparison,
 }
 """Schema file stem -> the model it describes."""
 
-_IDS = {"dataset.v1": DATASET_FORMAT, "run.v1": RUN_FORMAT, "report.v1": REPORT_FORMAT}
+_IDS = {
+    "dataset.v1": DATASET_FORMAT,
+    "run.v1": RUN_FORMAT,
+    "report.v1": REPORT_FORMAT,
+    "comparison.v1": COMPARISON_FORMAT,
+}
 
 
 def generate(stem: str) -> dict[str, Any]:

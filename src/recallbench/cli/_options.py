@@ -1,0 +1,38 @@
+"""Options shared by several commands, declared once (each command words its own help)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def measures_option(help_text: str) -> Callable[[F], F]:
+    """``-m/--measure MEASURE``, repeatable, into ``measure_names``."""
+    return click.option(
+        "-m", "--measure", "measure_names", multiple=True, metavar="MEASURE", help=help_text
+    )
+
+
+def out_option(help_text: str, default: Path | None = None) -> Callable[[F], F]:
+    """``--out DIR`` into ``out_dir``."""
+    return click.option(
+        "--out",
+        "out_dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=default,
+        show_default=default is not None,
+        help=help_text,
+    )
+
+
+def systems_option(help_text: str) -> Callable[[F], F]:
+    """``--system NAME``, repeatable, into ``system_names``."""
+    return click.option("--system", "system_names", multiple=True, metavar="NAME", help=help_text)
+
+
+quiet_option = click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")

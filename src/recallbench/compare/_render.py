@@ -1,0 +1,294 @@
+"""A comparison for people: terminal tables and Markdown (comparison.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from recallbench.compare._model import (
+    Comparison,
+    GroupComparison,
+    PairedComparison,
+    RankDifferences,
+)
+from recallbench.stats._multiple import CORRECTION_NAMES
+
+MOST_CHANGED_SHOWN = 5
+TERMINAL_MEASURES = 4
+"""Breakdown tables in the terminal show the first measures (comparison.md has them all)."""
+STYLES = {"better": "green", "worse": "red", "no significant difference": "", "not tested": "dim"}
+
+
+def signed(value: float | None, digits: int = 4) -> str:
+    return "–" if value is None else f"{value:+.{digits}f}"
+
+
+def plain(value: float | None, digits: int = 4) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def pvalue(value: float | None, digits: int = 4) -> str:
+    if value is None:
+        return "–"
+    smallest = 10.0**-digits
+    return f"<{smallest:.{digits}f}" if value < smallest else f"{value:.{digits}f}"
+
+
+def stars(p: float | None) -> str:
+    """Significance marks from the adjusted randomisation p-value."""
+    if p is None:
+        return ""
+    return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < 0.05 else ""
+
+
+def interval(row: PairedComparison, digits: int = 4) -> str:
+    if row.ci is None:
+        return "–"
+    return f"[{row.ci.low:+.{digits}f}, {row.ci.high:+.{digits}f}]"
+
+
+def _main_cells(row: PairedComparison, digits: int = 4) -> list[str]:
+    adjusted = row.p_adjusted
+    return [
+        row.measure,
+        str(row.n),
+        plain(row.mean_baseline, digits),
+        plain(row.mean_system, digits),
+        f"{signed(row.delta, digits)} {stars(adjusted['randomisation'])}".rstrip(),
+        interval(row, digits),
+        pvalue(adjusted["randomisation"], digits),
+        pvalue(adjusted["t"], digits),
+        pvalue(adjusted["wilcoxon"], digits),
+        signed(row.effect_size, 2),
+        f"{row.wins}/{row.ties}/{row.losses}",
+        plain(row.mde, 3),
+    ]
+
+
+MAIN_HEADER = [
+    "measure",
+    "n",
+    "baseline",
+    "system",
+    "Δ",
+    "95% CI",
+    "p rand.",
+    "p t",
+    "p W",
+    "d_z",
+    "W/T/L",
+    "MDE",
+]
+
+
+def _by_system(rows: Sequence[PairedComparison]) -> dict[str, list[PairedComparison]]:
+    grouped: dict[str, list[PairedComparison]] = {}
+    for row in rows:
+        grouped.setdefault(row.system, []).append(row)
+    return grouped
+
+
+def summary_lines(comparison: Comparison) -> list[str]:
+    """One sentence per system that a reviewer can act on."""
+    lines = []
+    systems = dict.fromkeys(row.system for row in comparison.comparisons)
+    for system in systems:
+        rows = [row for row in comparison.comparisons if row.system == system]
+        parts = []
+        for verdict in ("better", "worse"):
+            chosen = [row for row in rows if row.verdict == verdict]
+            if chosen:
+                shown = ", ".join(
+                    f"{row.measure} ({signed(row.delta)}, {interval(row)})" for row in chosen
+                )
+                parts.append(f"{verdict} on {shown}")
+        unsure = [row for row in rows if row.verdict == "no significant difference"]
+        if unsure:
+            largest = max((row.mde for row in unsure if row.mde is not None), default=None)
+            limit = (
+                f"; with {unsure[0].n} queries only differences above about {largest:.3f} show"
+                if largest is not None
+                else ""
+            )
+            parts.append(
+                "no significant difference on " + ", ".join(row.measure for row in unsure) + limit
+            )
+        lines.append(f"{system} vs {comparison.baseline}: " + "; ".join(parts) + ".")
+    return lines
+
+
+def _legend(comparison: Comparison) -> str:
+    s = comparison.settings
+    return (
+        f"Δ = system − baseline. 95% CI: paired bootstrap ({s.interval}, {s.resamples:,} "
+        f"resamples, seed {s.seed}). p: {CORRECTION_NAMES[s.correction]}-adjusted over the "
+        f"table — randomisation test (marks: * <0.05, ** <0.01, *** <0.001), paired t, "
+        f"Wilcoxon. d_z = mean/sd of the differences. W/T/L: queries better/equal/worse "
+        f"than the baseline. MDE: Δ the t-test detects with power {s.power} at α {s.alpha}."
+    )
+
+
+def _header(comparison: Comparison) -> str:
+    ref = comparison.dataset
+    q = comparison.queries
+    dropped = f", {len(q.dropped)} dropped (missing from some runs)" if q.dropped else ""
+    return (
+        f"compared with {comparison.baseline} on {ref.name} {ref.version} "
+        f"(sha256 {ref.sha256[:12]}): {q.paired} of {q.dataset} queries paired{dropped}"
+    )
+
+
+def _rank_row(diff: RankDifferences) -> list[str]:
+    share = {
+        name: f"{count} ({count / max(diff.queries, 1):.0%})"
+        for name, count in diff.classes.items()
+    }
+    return [
+        diff.system,
+        str(diff.k),
+        *(share.get(name, "0") for name in ("identical", "minor", "major", "incompatible")),
+        plain(diff.mean_kendall_tau, 3),
+        plain(diff.mean_jaccard, 3),
+        str(diff.top1_changed),
+    ]
+
+
+RANK_HEADER = [
+    "system",
+    "k",
+    "identical",
+    "minor",
+    "major",
+    "incompatible",
+    "mean τ",
+    "mean Jaccard",
+    "top-1 changed",
+]
+
+
+def _group_rows(
+    rows: Sequence[GroupComparison], measures: Sequence[str]
+) -> tuple[list[str], list[list[str]]]:
+    header = ["group", "system", "n", *(f"Δ {m}" for m in measures)]
+    keyed = {(r.group, r.system, r.measure): r for r in rows}
+    out = []
+    for group, system in dict.fromkeys((r.group, r.system) for r in rows):
+        cells = [keyed.get((group, system, m)) for m in measures]
+        n = max((c.n for c in cells if c is not None), default=0)
+        out.append(
+            [
+                group,
+                system,
+                str(n),
+                *(
+                    "–"
+                    if c is None
+                    else f"{signed(c.delta, 3)} {stars(c.p_adjusted['randomisation'])}".rstrip()
+                    for c in cells
+                ),
+            ]
+        )
+    return header, out
+
+
+def render_comparison(comparison: Comparison, console: Console) -> None:
+    """Main table, verdicts in words, rank differences, breakdowns, warnings."""
+    console.print(f"[bold]{escape(_header(comparison))}[/bold]")
+    for system, rows in _by_system(comparison.comparisons).items():
+        table = Table(
+            title=f"{system} vs {comparison.baseline}",
+            title_justify="left",
+            box=box.SIMPLE_HEAD,
+            pad_edge=False,
+            collapse_padding=True,
+        )
+        for index, name in enumerate(MAIN_HEADER):
+            table.add_column(name, justify="left" if index == 0 else "right", no_wrap=True)
+        for row in rows:
+            table.add_row(*map(escape, _main_cells(row, 3)), style=STYLES[row.verdict])
+        console.print(table)
+    console.print(escape(_legend(comparison)), style="dim", highlight=False)
+    for line in summary_lines(comparison):
+        console.print(escape(line), highlight=False)
+    measures = [m.name for m in comparison.measures][:TERMINAL_MEASURES]
+    for grouping in ("category", "intent"):
+        groups = [r for r in comparison.breakdowns if r.grouping == grouping]
+        if not groups:
+            continue
+        header, cells = _group_rows(groups, measures)
+        more = len(comparison.measures) - len(measures)
+        title = f"by {grouping}" + (f" (first {len(measures)} measures)" if more else "")
+        by_group = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False)
+        for index, name in enumerate(header):
+            by_group.add_column(name, justify="left" if index < 2 else "right", no_wrap=True)
+        for cell_row in cells:
+            by_group.add_row(*map(escape, cell_row))
+        console.print(by_group)
+    if comparison.rank_differences:
+        ranks = Table(title="rank differences", box=box.SIMPLE_HEAD, pad_edge=False)
+        for index, name in enumerate(RANK_HEADER):
+            ranks.add_column(name, justify="left" if index == 0 else "right")
+        for diff in comparison.rank_differences:
+            ranks.add_row(*map(escape, _rank_row(diff)))
+        console.print(ranks)
+        for diff in comparison.rank_differences:
+            changed = [c for c in diff.most_changed if c.rank_class != "identical"]
+            if changed:
+                shown = ", ".join(
+                    f"{c.query_id} (τ {c.kendall_tau:+.2f}, J {c.jaccard:.2f})"
+                    for c in changed[:MOST_CHANGED_SHOWN]
+                )
+                console.print(escape(f"most changed in {diff.system}: {shown}"), highlight=False)
+    for warning in comparison.warnings:
+        console.print(f"[yellow]warning:[/yellow] {escape(warning)}", highlight=False)
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines.extend("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows)
+    return lines
+
+
+def render_comparison_markdown(comparison: Comparison) -> str:
+    """comparison.md: the same content as the terminal, with every method in words."""
+    lines = [f"# Comparison: {comparison.baseline} as baseline", "", _header(comparison) + ".", ""]
+    lines += [f"- {line}" for line in summary_lines(comparison)]
+    for system, rows in _by_system(comparison.comparisons).items():
+        lines += ["", f"## {system} vs {comparison.baseline}", ""]
+        lines += _table(MAIN_HEADER, (_main_cells(row) for row in rows))
+    lines += ["", _legend(comparison)]
+    measures = [m.name for m in comparison.measures]
+    for grouping in ("category", "intent"):
+        groups = [r for r in comparison.breakdowns if r.grouping == grouping]
+        if groups:
+            header, cells = _group_rows(groups, measures)
+            lines += ["", f"## By {grouping}", "", *_table(header, cells)]
+            lines += ["", "Marks from the adjusted randomisation p-value within this breakdown."]
+    if comparison.rank_differences:
+        lines += ["", "## Rank differences", ""]
+        lines += _table(RANK_HEADER, (_rank_row(d) for d in comparison.rank_differences))
+        for diff in comparison.rank_differences:
+            lines += ["", f"Most changed queries of {diff.system} (k={diff.k}):", ""]
+            lines += _table(
+                ["query", "τ", "Jaccard", "top-1 changed", "positions changed", "class", "text"],
+                (
+                    [
+                        c.query_id,
+                        f"{c.kendall_tau:+.3f}",
+                        f"{c.jaccard:.3f}",
+                        "yes" if c.top1_changed else "no",
+                        str(c.position_changes),
+                        c.rank_class,
+                        c.text[:80],
+                    ]
+                    for c in diff.most_changed
+                ),
+            )
+    if comparison.warnings:
+        lines += ["", "## Warnings", "", *(f"- {w}" for w in comparison.warnings)]
+    lines += ["", "## Methods", "", *(f"- **{k}**: {v}" for k, v in comparison.methods.items())]
+    return "\n".join(lines) + "\n"

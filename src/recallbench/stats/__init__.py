@@ -1,0 +1,52 @@
+"""Statistics for comparing systems: paired tests and intervals, corrections for multiple
+comparisons, power, rank differences and sequential tests."""
+
+from recallbench.stats._multiple import CORRECTIONS, Correction, adjust, benjamini_hochberg, holm
+from recallbench.stats._paired import PairedResult, PairedSettings, paired_results
+from recallbench.stats._power import (
+    SampleSize,
+    minimum_detectable_effect,
+    sample_size,
+    t_test_power,
+)
+from recallbench.stats._rankdiff import (
+    RANK_CLASSES,
+    RankClass,
+    RankDifference,
+    RankDiffSummary,
+    classify,
+    rank_difference,
+    rank_differences,
+)
+from recallbench.stats._resampling import (
+    bca_interval,
+    bootstrap_means,
+    percentile_interval,
+    randomisation_pvalues,
+)
+
+__all__ = [
+    "CORRECTIONS",
+    "RANK_CLASSES",
+    "Correction",
+    "PairedResult",
+    "PairedSettings",
+    "RankClass",
+    "RankDiffSummary",
+    "RankDifference",
+    "SampleSize",
+    "adjust",
+    "bca_interval",
+    "benjamini_hochberg",
+    "bootstrap_means",
+    "classify",
+    "holm",
+    "minimum_detectable_effect",
+    "paired_results",
+    "percentile_interval",
+    "randomisation_pvalues",
+    "rank_difference",
+    "rank_differences",
+    "sample_size",
+    "t_test_power",
+]
