@@ -232,3 +232,32 @@ def test_folder_without_outputs_is_refused(tmp_path: Path, runs: Path) -> None:
     shutil.copy(runs / "builtin-lexical" / "report.md", empty / "report.md")
     code, printed = _compare(str(runs / "builtin-lexical"), str(empty))
     assert code == 2 and "a folder without report.json or run.json" in printed
+
+
+def test_a_measure_with_its_own_population_compares_only_its_queries(runs: Path) -> None:
+    """false_surface counts the questions without a relevant memory (lower is better): its
+    n is theirs, and groups without such questions have no row rather than an error."""
+    out = runs / "abstention"
+    code, printed = _compare(
+        str(runs / "builtin-lexical" / "run.json"),
+        str(runs / "builtin-hybrid" / "run.json"),
+        "-m",
+        "false_surface",
+        "-m",
+        "ndcg@10",
+        "--out",
+        str(out),
+    )
+    assert code == 0, printed
+    document = json.loads((out / "comparison.json").read_text())
+    report = json.loads((runs / "builtin-lexical" / "report.json").read_text())
+    unanswerable = [q for q in report["queries"] if q["status"] == "no_relevant"]
+    surface = document["comparisons"][0]
+    assert surface["measure"] == "false_surface" and surface["n"] == len(unanswerable)
+    assert surface["ties"] + surface["wins"] + surface["losses"] == len(unanswerable)
+    groups = {r["group"] for r in document["breakdowns"] if r["measure"] == "false_surface"}
+    assert groups == {q["category"] for q in unanswerable} | {
+        q["intent"] for q in unanswerable if q["intent"]
+    }
+    if surface["ties"] == surface["n"]:
+        assert f"false_surface (the same on all {surface['n']} queries)" in printed

@@ -108,27 +108,33 @@ def summary_lines(comparison: Comparison) -> list[str]:
                 parts.append(f"{verdict} on {shown}")
         unsure = [row for row in rows if row.verdict == "no significant difference"]
         if unsure:
-            largest = max((row.mde for row in unsure if row.mde is not None), default=None)
-            limit = (
-                f"; with {unsure[0].n} queries only differences above about {largest:.3f} show"
-                if largest is not None
-                else ""
-            )
-            parts.append(
-                "no significant difference on " + ", ".join(row.measure for row in unsure) + limit
-            )
+            parts.append("no significant difference on " + ", ".join(map(_unsure, unsure)))
         lines.append(f"{system} vs {comparison.baseline}: " + "; ".join(parts) + ".")
     return lines
 
 
+def _unsure(row: PairedComparison) -> str:
+    """What a non-significant result can and cannot say."""
+    if row.ties == row.n:
+        return f"{row.measure} (the same on all {row.n} queries)"
+    detectable = "" if row.mde is None else f"; detectable at n={row.n}: {row.mde:.3f}"
+    return f"{row.measure} ({signed(row.delta)}{detectable})"
+
+
 def _legend(comparison: Comparison) -> str:
     s = comparison.settings
-    return (
-        f"Δ = system − baseline. 95% CI: paired bootstrap ({s.interval}, {s.resamples:,} "
-        f"resamples, seed {s.seed}). p: {CORRECTION_NAMES[s.correction]}-adjusted over the "
-        f"table — randomisation test (marks: * <0.05, ** <0.01, *** <0.001), paired t, "
-        f"Wilcoxon. d_z = mean/sd of the differences. W/T/L: queries better/equal/worse "
-        f"than the baseline. MDE: Δ the t-test detects with power {s.power} at α {s.alpha}."
+    return " ".join(
+        [
+            "n: paired queries the measure counts (e.g. those with relevant judgments).",
+            "Δ = system − baseline.",
+            "95% CI (per comparison, not adjusted): paired bootstrap",
+            f"({s.interval}, {s.resamples:,} resamples, seed {s.seed}).",
+            f"p: {CORRECTION_NAMES[s.correction]}-adjusted over the table —",
+            "randomisation test (marks: * <0.05, ** <0.01, *** <0.001), paired t, Wilcoxon.",
+            "d_z = mean/sd of the differences.",
+            "W/T/L: queries better/equal/worse than the baseline.",
+            f"MDE: Δ the t-test detects with power {s.power} at α {s.alpha}.",
+        ]
     )
 
 

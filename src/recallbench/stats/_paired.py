@@ -119,6 +119,10 @@ def paired_results(
             raise ValueError(f"comparison {index}: {base.shape} baseline vs {other.shape} values")
         by_length.setdefault(base.size, []).append(index)
     for n, indices in by_length.items():
+        if n == 0:  # no query in the population: nothing to compare
+            for index in indices:
+                results[index] = _empty()
+            continue
         base = np.array([baseline[i] for i in indices], dtype=np.float64).reshape(-1, n)
         other = np.array([system[i] for i in indices], dtype=np.float64).reshape(-1, n)
         better = np.array([higher_is_better[i] for i in indices])
@@ -138,8 +142,6 @@ def _same_length(
 ) -> list[PairedResult]:
     rows, n = base.shape
     differences = other - base
-    if n == 0:
-        return [_empty() for _ in range(rows)]
     bootstrap_rng, randomisation_rng = (
         np.random.default_rng(seed) for seed in np.random.SeedSequence(s.seed).spawn(2)
     )
