@@ -1,6 +1,7 @@
 """Statistics for comparing systems: paired tests and intervals, corrections for multiple
 comparisons, power, rank differences and sequential tests."""
 
+from recallbench.stats._beta_binomial import BetaBinomialState, probability_better
 from recallbench.stats._multiple import CORRECTIONS, Correction, adjust, benjamini_hochberg, holm
 from recallbench.stats._paired import PairedResult, PairedSettings, paired_results
 from recallbench.stats._power import (
@@ -24,17 +25,31 @@ from recallbench.stats._resampling import (
     percentile_interval,
     randomisation_pvalues,
 )
+from recallbench.stats._sprt import (
+    DECISIONS,
+    Decision,
+    PairedSPRT,
+    SprtSettings,
+    SprtState,
+    sprt_decisions,
+)
 
 __all__ = [
     "CORRECTIONS",
+    "DECISIONS",
     "RANK_CLASSES",
+    "BetaBinomialState",
     "Correction",
+    "Decision",
     "PairedResult",
+    "PairedSPRT",
     "PairedSettings",
     "RankClass",
     "RankDiffSummary",
     "RankDifference",
     "SampleSize",
+    "SprtSettings",
+    "SprtState",
     "adjust",
     "bca_interval",
     "benjamini_hochberg",
@@ -44,9 +59,11 @@ __all__ = [
     "minimum_detectable_effect",
     "paired_results",
     "percentile_interval",
+    "probability_better",
     "randomisation_pvalues",
     "rank_difference",
     "rank_differences",
     "sample_size",
+    "sprt_decisions",
     "t_test_power",
 ]
