@@ -27,9 +27,10 @@ def per_query_values(queries: int, seed: int = 0) -> np.ndarray:
     """systems x measures x queries values in [0, 1] with ties, like real per-query scores."""
     rng = np.random.default_rng(seed)
     base = rng.beta(0.6, 0.8, (1, MEASURES, queries))
-    shift = rng.normal(0, 0.15, (SYSTEMS, MEASURES, queries)) + np.linspace(0, 0.02, SYSTEMS)[
-        :, None, None
-    ]
+    shift = (
+        rng.normal(0, 0.15, (SYSTEMS, MEASURES, queries))
+        + np.linspace(0, 0.02, SYSTEMS)[:, None, None]
+    )
     values = np.clip(base + shift * (rng.random((SYSTEMS, MEASURES, queries)) < 0.6), 0, 1)
     return np.round(values, 2)  # many per-query ties, as with rank-based measures
 
