@@ -83,7 +83,7 @@ def build_comparison(
     kept, dropped, everywhere = paired_queries(compared, missing)
     info = {m.name: m for m in baseline.report.measures}
     directions = {m: info[m].higher_is_better if m in info else True for m in measures}
-    family = _Family(baseline, kept, directions, settings, correction)
+    family = _Family(baseline, frozenset(kept), directions, settings, correction)
     main = [
         PairedComparison(system=row.system.label, measure=row.measure, **fields)
         for row, fields in family.compare([_Row(o, m) for o in others for m in measures])
@@ -160,14 +160,14 @@ class _Family:
     """Makes a family of comparisons and corrects their p-values together."""
 
     baseline: Compared
-    kept: Sequence[str]
+    kept: frozenset[str]
     directions: dict[str, bool]
     settings: PairedSettings
     correction: Correction
 
     def _pairs(self, row: _Row) -> NDArray[np.float64]:
         """(baseline, system) values of the kept queries in the row's group and population."""
-        kept = set(self.kept)
+        kept = self.kept
         values = {q.id: q.values.get(row.measure) for q in row.system.report.queries}
         paired = [
             (base, value)

@@ -190,5 +190,6 @@ def paired_queries(
             "--missing zero to score a missing query 0 (trec_eval -c)"
         )
     dropped = partial if missing == "drop" else []
-    kept = [q for q in order if q not in set(dropped)]
+    dropped_set = set(dropped)
+    kept = [q for q in order if q not in dropped_set]
     return kept, dropped, everywhere
