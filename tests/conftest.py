@@ -18,6 +18,16 @@ def shared_data(*parts: str) -> Path:
     return path
 
 
+@pytest.fixture(scope="session", autouse=True)
+def history_store(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """Runs made by the tests go to a throwaway history store, never the user's."""
+    import os
+
+    url = f"sqlite:///{tmp_path_factory.mktemp('store') / 'history.db'}"
+    os.environ["RECALLBENCH_STORE"] = url
+    return url
+
+
 @pytest.fixture
 def trec_tests() -> Path:
     """trec_eval's own reference test files (usnistgov/trec_eval test/)."""

@@ -19,6 +19,9 @@ COMMANDS = {
     "evaluate": ("recallbench.cli._evaluate", "evaluate"),
     "compare": ("recallbench.cli._compare", "compare"),
     "power": ("recallbench.cli._power", "power"),
+    "history": ("recallbench.cli._history", "history"),
+    "gate": ("recallbench.cli._gate", "gate"),
+    "baseline": ("recallbench.cli._gate", "baseline"),
     "datasets": ("recallbench.cli._datasets", "datasets"),
     "systems": ("recallbench.cli._systems", "systems"),
 }

@@ -12,8 +12,14 @@ import click
 
 from recallbench import __version__
 from recallbench.cli._errors import reports_errors
-from recallbench.cli._options import measures_option, out_option, quiet_option, systems_option
-from recallbench.cli._run import _record, _systems, make_console
+from recallbench.cli._options import (
+    measures_option,
+    out_option,
+    quiet_option,
+    systems_option,
+    with_store_options,
+)
+from recallbench.cli._run import _record, _systems, make_console, record_history
 from recallbench.datasets import load_dataset
 from recallbench.measures import parse_measures
 from recallbench.report import build_report, write_outputs
@@ -57,6 +63,7 @@ OUT/DATASET/SYSTEM/, the leaderboard of all to OUT/leaderboard.md and .json.
 )
 @click.option("--k", type=click.IntRange(min=1), default=20, show_default=True)
 @out_option("Folder of the runs, reports and leaderboards.", Path("out/bench"))
+@with_store_options
 @quiet_option
 @reports_errors
 def bench(
@@ -65,6 +72,8 @@ def bench(
     measure_names: tuple[str, ...],
     k: int,
     out_dir: Path,
+    store_url: str | None,
+    no_store: bool,
     quiet: bool,
 ) -> None:
     """Run systems over datasets and write one leaderboard (per dataset and category)."""
@@ -82,6 +91,8 @@ def bench(
             reports.append(report)
         render_leaderboard(reports, console)
         boards.append(Board(dataset, reports))
+        if not no_store:
+            record_history(reports, store_url, console)
     context = {
         "command": shlex.join(
             [

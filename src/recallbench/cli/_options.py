@@ -36,3 +36,29 @@ def systems_option(help_text: str) -> Callable[[F], F]:
 
 
 quiet_option = click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
+
+
+config_option = click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="recallbench.toml or pyproject.toml (default: found in the current folder); "
+    "its datasets, systems, measures and k apply where no flag is given.",
+)
+
+store_options = [
+    click.option(
+        "--store",
+        "store_url",
+        metavar="URL",
+        help="History store URL (default: $RECALLBENCH_STORE, else SQLite in $RECALLBENCH_HOME).",
+    ),
+    click.option("--no-store", is_flag=True, help="Do not record the run in the history store."),
+]
+
+
+def with_store_options(command: F) -> F:
+    """``--store URL`` and ``--no-store``."""
+    for option in reversed(store_options):
+        command = option(command)
+    return command

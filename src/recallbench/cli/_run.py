@@ -11,15 +11,25 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
 from recallbench.cli._errors import reports_errors
-from recallbench.cli._options import measures_option, out_option, quiet_option, systems_option
+from recallbench.cli._options import (
+    config_option,
+    measures_option,
+    out_option,
+    quiet_option,
+    systems_option,
+    with_store_options,
+)
 from recallbench.core import ConfigError, Dataset, Run
 from recallbench.datasets import DEFAULT_DATASET, load_dataset
+from recallbench.gates import load_config
 from recallbench.measures import DEFAULT_MEASURES, parse_measures
-from recallbench.report import build_report, render_terminal, write_outputs
+from recallbench.report import Report, build_report, render_terminal, write_outputs
 from recallbench.report._leaderboard import render_leaderboard, safe_name, write_leaderboard
 from recallbench.runner import run_dataset
 from recallbench.systems import DEFAULT_SYSTEM, SystemUnderTest, create_system
 from recallbench.systems._replay import RecordingSystem, ReplaySystem, recording_path
+
+DEFAULT_K = 100
 
 
 def make_console(quiet: bool = False) -> Console:
@@ -44,14 +54,14 @@ Examples:
   recallbench run --system builtin-lexical --system builtin-hybrid --system server-memory
   recallbench run --system server-memory --record rec/
   recallbench run --system server-memory --replay rec/ --strict
+  recallbench run --system python:my_reranker:make --repeat 3
 """
 )
 @click.option(
     "--dataset",
     "dataset_spec",
-    default=DEFAULT_DATASET,
-    show_default=True,
-    help="Bundled dataset name, a dataset JSON file, or FORMAT:PATH (see datasets formats).",
+    help="Bundled dataset name, a dataset JSON file, or FORMAT:PATH (see datasets formats). "
+    f"Default: the configuration's, else {DEFAULT_DATASET}.",
 )
 @systems_option(
     f"System under test (repeatable: a leaderboard of several). Default: {DEFAULT_SYSTEM}."
@@ -59,9 +69,7 @@ Examples:
 @click.option(
     "--k",
     type=click.IntRange(min=1),
-    default=100,
-    show_default=True,
-    help="Results requested per query.",
+    help=f"Results requested per query. Default: the configuration's, else {DEFAULT_K}.",
 )
 @out_option("Folder for run.json, report.json and report.md.", Path("out"))
 @measures_option(f"Measure to report (repeatable). Default: {' '.join(DEFAULT_MEASURES)}.")
@@ -83,40 +91,87 @@ Examples:
     help="With --replay: refuse to run when any query has no recorded answer.",
 )
 @click.option(
+    "--repeat",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Ask each query N times in a row and report how often the ranking changed "
+    "(stability of non-deterministic systems); the first answer is the one scored.",
+)
+@click.option(
     "--keep", is_flag=True, help="Keep each server's store (its temporary directory) after the run."
 )
+@config_option
+@with_store_options
 @quiet_option
 @reports_errors
 def run(
-    dataset_spec: str,
+    dataset_spec: str | None,
     system_names: tuple[str, ...],
-    k: int,
+    k: int | None,
     out_dir: Path,
     measure_names: tuple[str, ...],
     record_dir: Path | None,
     replay_dir: Path | None,
     strict: bool,
+    repeat: int,
     keep: bool,
+    config_path: Path | None,
+    store_url: str | None,
+    no_store: bool,
     quiet: bool,
 ) -> None:
-    """Run every query of a dataset against one or more systems and report the measures."""
-    measures = parse_measures(measure_names or DEFAULT_MEASURES)
-    dataset = load_dataset(dataset_spec)
-    names = list(dict.fromkeys(system_names or (DEFAULT_SYSTEM,)))
+    """Run every query of a dataset against one or more systems and report the measures.
+
+    Each report is also recorded in the history store (for `recallbench history` and the
+    rolling baseline of `recallbench gate`), unless --no-store.
+    """
+    if repeat > 1 and replay_dir is not None:
+        raise ConfigError("--repeat measures the live system; it cannot be combined with --replay")
+    config = load_config(config_path).config
+    measures = parse_measures(measure_names or config.measures or DEFAULT_MEASURES)
+    dataset = load_dataset(dataset_spec or _one_dataset(config.datasets))
+    names = list(dict.fromkeys(system_names or config.systems or (DEFAULT_SYSTEM,)))
+    k = k or config.k or DEFAULT_K
     systems = _systems(names, dataset, record_dir, replay_dir, strict, keep)
     console = make_console(quiet)
     reports = []
     for system in systems:
-        recorded = _record(dataset, system, k, console)
+        recorded = _record(dataset, system, k, console, repeat)
         report = build_report(dataset, recorded, measures)
         folder = out_dir if len(systems) == 1 else out_dir / safe_name(system.name)
         written = write_outputs(folder, recorded, report)
         render_terminal(report, console)
         console.print("wrote " + ", ".join(str(path) for path in written))
         reports.append(report)
+    if not no_store:
+        record_history(reports, store_url, console)
     if len(reports) > 1:
         render_leaderboard(reports, console)
         console.print("wrote " + ", ".join(str(p) for p in write_leaderboard(out_dir, reports)))
+
+
+def _one_dataset(configured: list[str]) -> str:
+    if len(configured) > 1:
+        raise ConfigError(
+            f"the configuration lists {len(configured)} datasets: give --dataset, or run them "
+            "all with `recallbench bench`"
+        )
+    return configured[0] if configured else DEFAULT_DATASET
+
+
+def record_history(reports: list[Report], store_url: str | None, console: Console) -> None:
+    """Every report into the history store, each run with its id."""
+    from recallbench.store import open_store
+
+    with open_store(store_url) as store:
+        ids = [store.record(report).id for report in reports]
+        console.print(
+            f"recorded run{'s' if len(ids) > 1 else ''} "
+            + ", ".join(f"#{i}" for i in ids)
+            + f" in {store.url}",
+            highlight=False,
+        )
 
 
 def _systems(
@@ -152,9 +207,11 @@ def _systems(
     return list(replays)
 
 
-def _record(dataset: Dataset, system: SystemUnderTest, k: int, console: Console) -> Run:
+def _record(
+    dataset: Dataset, system: SystemUnderTest, k: int, console: Console, repeat: int = 1
+) -> Run:
     if not show_progress(console):
-        return asyncio.run(run_dataset(dataset, system, k))
+        return asyncio.run(run_dataset(dataset, system, k, repeat=repeat))
     with Progress(
         "{task.description}",
         BarColumn(),
@@ -166,6 +223,10 @@ def _record(dataset: Dataset, system: SystemUnderTest, k: int, console: Console)
         task = bar.add_task(f"{system.name} on {dataset.name}", total=len(dataset.queries))
         return asyncio.run(
             run_dataset(
-                dataset, system, k, progress=lambda done, _: bar.update(task, completed=done)
+                dataset,
+                system,
+                k,
+                progress=lambda done, _: bar.update(task, completed=done),
+                repeat=repeat,
             )
         )

@@ -16,7 +16,7 @@ from recallbench.core import ConfigError, Dataset, Run
 from recallbench.core._validation import read_json, validate
 from recallbench.datasets import DEFAULT_DATASET, load_dataset
 from recallbench.measures import Measure
-from recallbench.report import Report, build_report
+from recallbench.report import Report, build_report, output_file
 
 MissingPolicy = Literal["error", "drop", "zero"]
 MISSING_POLICIES: tuple[MissingPolicy, ...] = ("error", "drop", "zero")
@@ -33,16 +33,6 @@ class Compared:
     report: Report
     rankings: dict[str, list[str]]
     """Returned ids per query, best first: whole for runs, the first 20 for reports."""
-
-
-def _file(path: Path) -> Path:
-    """A folder written by `recallbench run` stands for its report.json (or run.json)."""
-    if path.is_dir():
-        for name in ("report.json", "run.json"):
-            if (path / name).is_file():
-                return path / name
-        raise ConfigError(f"{path}: a folder without report.json or run.json")
-    return path
 
 
 def _read(
@@ -100,7 +90,7 @@ def load_compared(
     datasets: dict[str, Dataset] = {}
     read = []
     for given in paths:
-        path = _file(given)
+        path = output_file(given, ("report.json", "run.json"))
         kind, report, rankings = _read(path, measures, datasets, dataset_spec)
         read.append((path, kind, report, rankings))
     names = [report.system.system for _, _, report, _ in read]

@@ -48,6 +48,9 @@ class Query(Record):
     """Free labels, for example `abstention` or `first-in-session`."""
     unit: StrictStr | None = None
     """The unit (own haystack) the query is asked in, when the dataset has units."""
+    min_recall: float | None = Field(default=None, ge=0, le=1)
+    """The least recall this query must reach: `recallbench gate` fails when it does not
+    (at the configured ``gates.min_recall_measure``, recall@10 by default)."""
     metadata: dict[str, JsonValue] = Field(default_factory=dict)
     """Free metadata."""
 

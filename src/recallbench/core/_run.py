@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Final, Literal
 
-from pydantic import Field, JsonValue, StrictStr
+from pydantic import Field, JsonValue, StrictStr, model_validator
 
 from recallbench.core._dataset import DatasetRef
 from recallbench.core._model import Record
@@ -40,6 +40,24 @@ class QueryResult(Record):
         return self.error is not None
 
 
+class RepeatedResult(Record):
+    """The later answers to a query asked several times in a row (``run --repeat N``):
+    kept to check that the system answers alike, never scored."""
+
+    query_id: StrictStr
+    rankings: tuple[tuple[str, ...], ...]
+    """Returned document ids of answers 2..N, in order; empty for an answer that failed."""
+    errors: tuple[str | None, ...] = ()
+    """Empty when every one of these answers succeeded; otherwise one per ranking: why
+    that answer failed, or null."""
+
+    @model_validator(mode="after")
+    def _aligned(self) -> RepeatedResult:
+        if self.errors and len(self.errors) != len(self.rankings):
+            raise ValueError("errors must be empty or hold one entry per ranking")
+        return self
+
+
 class RunSpec(Record):
     """How the run was made: system, settings, dataset, software, time."""
 
@@ -64,6 +82,9 @@ class Run(Record):
     format: Literal["recallbench.run/v1"] = RUN_FORMAT
     spec: RunSpec
     results: tuple[QueryResult, ...]
+    repeats: tuple[RepeatedResult, ...] = Field(default=(), exclude_if=lambda value: not value)
+    """With ``--repeat N``: each query's answers 2..N (``results`` holds the first, the one
+    scored). Left out of the file when the run asked each query once."""
 
     def ranking(self, query_id: str) -> list[str] | None:
         """The returned document ids of a query, or None when the run lacks it."""

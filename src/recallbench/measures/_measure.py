@@ -46,6 +46,10 @@ class Measure(ABC):
     textual: ClassVar[bool] = False
     """A per-query string rather than a number (relstring): no aggregate."""
     higher_is_better: ClassVar[bool] = True
+    kind: ClassVar[Literal["graded", "exact", "judge"]] = "graded"
+    """How a query is scored: graded (ranking measures), exact (yes or no per query: hit@k,
+    recall_all@k, false_surface) or judge (an LLM judge's score). Gates allow a different
+    relative drop per kind, exact checks moving in larger steps per query."""
     population: ClassVar[Literal["answerable", "unanswerable"]] = "answerable"
     """Which queries the means take: those with a relevant document (every ranking
     measure) or those without one (abstention measures)."""

@@ -26,6 +26,7 @@ class FalseSurface(Measure):
     """
 
     name = "false_surface"
+    kind = "exact"
     aliases = ("abstention_error",)
     cutoff_allowed = False
     population = "unanswerable"

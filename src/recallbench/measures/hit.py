@@ -21,6 +21,7 @@ class HitRate(Measure):
     """
 
     name = "hit"
+    kind = "exact"
     aliases = ("success", "hit_rate")
     trec_names: ClassVar[dict[str, tuple[str, ...]]] = {"success": ("1", "5", "10")}
     summary = "1 when a relevant document is in the top k, else 0."

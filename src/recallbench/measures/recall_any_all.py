@@ -22,6 +22,7 @@ class RecallAny(Measure):
     """
 
     name = "recall_any"
+    kind = "exact"
     cutoff_required = True
     summary = "1 when any relevant memory is in the top k (LongMemEval), else 0."
 
@@ -43,6 +44,7 @@ class RecallAll(Measure):
     """
 
     name = "recall_all"
+    kind = "exact"
     cutoff_required = True
     summary = "1 when every relevant memory is in the top k (LongMemEval), else 0."
 

@@ -4,6 +4,7 @@ from recallbench.core._files import atomic_write_text
 from recallbench.report._build import build_report
 from recallbench.report._markdown import render_markdown
 from recallbench.report._model import REPORT_FORMAT, Report
+from recallbench.report._read import output_file, read_report
 from recallbench.report._terminal import render_terminal
 from recallbench.report._write import write_outputs
 
@@ -12,6 +13,8 @@ __all__ = [
     "Report",
     "atomic_write_text",
     "build_report",
+    "output_file",
+    "read_report",
     "render_markdown",
     "render_terminal",
     "write_outputs",

@@ -21,6 +21,7 @@ from recallbench.report._model import (
     QueryReport,
     QueryStatus,
     Report,
+    Stability,
 )
 from recallbench.runner import git_revision
 
@@ -80,9 +81,11 @@ def build_report(
             if query.id in by_query
             else [],
             relevant=dataset.relevant(query.id),
+            min_recall=query.min_recall,
         )
         for index, query in enumerate(dataset.queries)
     ]
+    stability = _stability(dataset, run)
     return Report(
         created_at=datetime.now(UTC),
         recallbench_version=__version__,
@@ -114,9 +117,66 @@ def build_report(
             "intent": _groups(queries, lambda q: q.intent),
         },
         worst_queries=_worst(queries),
-        warnings=[*_haystack_warnings(dataset, measures), *_loader_warnings(dataset)],
+        warnings=[
+            *_haystack_warnings(dataset, measures),
+            *_loader_warnings(dataset),
+            *_stability_warnings(stability),
+        ],
+        stability=stability,
         queries=queries,
     )
+
+
+def _stability(dataset: Dataset, run: Run) -> Stability | None:
+    """Compare each query's first answer with its repetitions (full id lists, in order)."""
+    if not run.repeats:
+        return None
+    first = {result.query_id: result for result in run.results}
+    later = {repeated.query_id: repeated for repeated in run.repeats}
+    compared = stable = failed_in_some = 0
+    changed: list[str] = []
+    for query in dataset.queries:
+        result, repeated = first.get(query.id), later.get(query.id)
+        if result is None or repeated is None:
+            continue
+        errors = repeated.errors or (None,) * len(repeated.rankings)
+        failed = [result.failed, *(error is not None for error in errors)]
+        if any(failed):  # failed every time: nothing to compare, and no change either
+            if not all(failed):
+                failed_in_some += 1
+            continue
+        compared += 1
+        ranking = tuple(hit.doc_id for hit in result.hits)
+        if all(other == ranking for other in repeated.rankings):
+            stable += 1
+        else:
+            changed.append(query.id)
+    return Stability(
+        repeats=1 + max(len(repeated.rankings) for repeated in run.repeats),
+        queries=compared,
+        stable=stable,
+        rate=stable / compared if compared else None,
+        changed=changed,
+        failed_in_some=failed_in_some,
+    )
+
+
+def _stability_warnings(stability: Stability | None) -> list[str]:
+    if stability is None:
+        return []
+    warnings = []
+    if stability.rate is not None and stability.rate < 1:
+        warnings.append(
+            f"{len(stability.changed)} of {stability.queries} queries returned a different "
+            f"ranking on repetition (stability {stability.rate:.1%}): "
+            "the measures describe one draw"
+        )
+    if stability.failed_in_some:
+        warnings.append(
+            f"{stability.failed_in_some} queries failed in some but not all of "
+            f"{stability.repeats} repetitions: the failure count describes one draw"
+        )
+    return warnings
 
 
 def _haystack_warnings(dataset: Dataset, measures: Sequence[Measure]) -> list[str]:

@@ -74,6 +74,7 @@ def render_markdown(report: Report) -> str:
         ),
         _distribution("output size", "bytes", report.output_bytes),
     ]
+    lines += _stability(report)
     for key, groups in report.breakdowns.items():
         lines += _groups_table(key, groups, measures)
     lines += _worst(report, measures)
@@ -82,6 +83,32 @@ def render_markdown(report: Report) -> str:
     lines += ["", "## Measures", ""]
     lines += [f"- `{m.name}`: {m.definition}" for m in report.measures]
     return "\n".join(lines) + "\n"
+
+
+def _stability(report: Report) -> list[str]:
+    stability = report.stability
+    if stability is None:
+        return []
+    lines = ["", "## Stability", ""]
+    lines.append(
+        f"Each query was asked {stability.repeats} times in a row; the measures score the "
+        "first answer."
+    )
+    lines.append("")
+    if stability.rate is None:
+        lines.append("- no query was answered without error every time")
+    else:
+        lines.append(
+            f"- identical rankings: {stability.stable} of {stability.queries} queries "
+            f"({stability.rate:.1%})"
+        )
+    if stability.failed_in_some:
+        lines.append(f"- failed in some runs but not all: {stability.failed_in_some} queries")
+    if stability.changed:
+        texts = {query.id: query.text for query in report.queries}
+        lines += ["", "Queries whose ranking changed:", ""]
+        lines += [f"- `{q}` {texts.get(q, '')}".rstrip() for q in stability.changed]
+    return lines
 
 
 def _worst(report: Report, measures: list[str]) -> list[str]:

@@ -73,6 +73,26 @@ class QueryReport(Record):
     """Returned document ids, best first (the first 20)."""
     relevant: dict[str, int]
     """Judged documents at or above the relevance threshold, with their grades."""
+    min_recall: float | None = None
+    """The least recall the dataset asks of this query (checked by ``recallbench gate``)."""
+
+
+class Stability(Record):
+    """Whether the system answered alike when each query was asked N times in a row
+    (``run --repeat N``); the measures score the first answer."""
+
+    repeats: int
+    """N: how many times each query was asked."""
+    queries: int
+    """Queries compared: answered without error every time."""
+    stable: int
+    """Compared queries whose returned ids, in order, were identical in all N answers."""
+    rate: float | None
+    """stable / queries; null when no query was compared."""
+    changed: list[str]
+    """Ids of the compared queries whose ranking changed, in dataset order."""
+    failed_in_some: int
+    """Queries that failed in some but not all of the N answers (not compared)."""
 
 
 class Report(Record):
@@ -99,8 +119,10 @@ class Report(Record):
     breakdowns: dict[str, list[Group]] = Field(default_factory=dict)
     """Means by query ``category`` and by ``intent``."""
     worst_queries: list[str]
+    """Ids of the evaluated queries with the lowest mean over all measures."""
     warnings: list[str] = Field(default_factory=list)
     """What a reader must know before trusting the numbers: a k that reaches the whole
     haystack, questions the dataset's loader dropped or altered, and the like."""
-    """Ids of the evaluated queries with the lowest mean over all measures."""
+    stability: Stability | None = None
+    """With ``run --repeat N`` (N > 1): how often the system's answers changed."""
     queries: list[QueryReport]

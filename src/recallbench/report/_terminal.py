@@ -7,7 +7,9 @@ from rich.console import Console
 from rich.table import Table
 
 from recallbench.report._markdown import fmt
-from recallbench.report._model import Report
+from recallbench.report._model import Report, Stability
+
+CHANGED_SHOWN = 10
 
 
 def render_terminal(report: Report, console: Console) -> None:
@@ -52,3 +54,25 @@ def render_terminal(report: Report, console: Console) -> None:
             f"latency ms: p50 {lat.p50:.2f} · p95 {lat.p95:.2f} · p99 {lat.p99:.2f} · "
             f"max {lat.max:.2f}"
         )
+    if report.stability is not None:
+        console.print(stability_line(report.stability), highlight=False)
+
+
+def stability_line(stability: Stability) -> str:
+    """One line: how often the N answers to a query were identical."""
+    head = f"stability over {stability.repeats} runs: "
+    if stability.rate is None:
+        line = head + "– (no query answered without error in every run)"
+    else:
+        line = (
+            head + f"{stability.rate:.1%} ({stability.stable} of {stability.queries} "
+            "queries identical"
+        )
+        if stability.changed:
+            shown = ", ".join(stability.changed[:CHANGED_SHOWN])
+            more = len(stability.changed) - CHANGED_SHOWN
+            line += f"; changed: {shown}" + (f" and {more} more" if more > 0 else "")
+        line += ")"
+    if stability.failed_in_some:
+        line += f"; {stability.failed_in_some} failed in some runs only"
+    return line

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 from recallbench import __version__
 from recallbench.core import (
+    ConfigError,
     Dataset,
     Document,
     Query,
@@ -18,6 +19,7 @@ from recallbench.core import (
     RunSpec,
     SystemUnderTestError,
 )
+from recallbench.core._run import RepeatedResult
 from recallbench.runner._revision import git_revision
 from recallbench.systems import SystemUnderTest
 
@@ -57,16 +59,24 @@ async def run_dataset(
     system: SystemUnderTest,
     k: int = 100,
     progress: Progress | None = None,
+    repeat: int = 1,
 ) -> Run:
     """Ingest the dataset's documents, then search every query once, in dataset order; for
     a dataset with units, each unit in turn gets a fresh store with only its documents.
+
+    With ``repeat`` > 1 each query is searched that many times in a row, on the same store:
+    the first answer is the one recorded in ``results`` (and scored), the later ones go to
+    ``repeats``, only to check that the system answers alike. ``progress`` counts queries.
 
     A query whose search raises is recorded with its error and the run goes on; it scores 0.
     Latency is the wall time of the ``search`` call on the monotonic clock; output bytes are
     the size of the hits as compact JSON. The system is closed whatever happens.
     """
+    if repeat < 1:
+        raise ConfigError(f"repeat must be at least 1, not {repeat}")
     started = datetime.now(UTC)
     results: list[QueryResult] = []
+    repeats: list[RepeatedResult] = []
     ingest_seconds = 0.0
     done, total = 0, len(dataset.queries)
     try:
@@ -83,6 +93,8 @@ async def run_dataset(
             ingest_seconds += time.perf_counter() - ingest_start
             for query in queries:
                 results.append(await _ask(system, query, k))
+                if repeat > 1:
+                    repeats.append(await _repeat(system, query, k, repeat - 1))
                 done += 1
                 if progress is not None:
                     progress(done, total)
@@ -99,4 +111,15 @@ async def run_dataset(
         finished_at=datetime.now(UTC),
         ingest_seconds=ingest_seconds,
     )
-    return Run(spec=spec, results=tuple(results))
+    return Run(spec=spec, results=tuple(results), repeats=tuple(repeats))
+
+
+async def _repeat(system: SystemUnderTest, query: Query, k: int, times: int) -> RepeatedResult:
+    """Ask a query ``times`` more times; keep the returned ids and errors only."""
+    answers = [await _ask(system, query, k) for _ in range(times)]
+    errors = tuple(answer.error for answer in answers)
+    return RepeatedResult(
+        query_id=query.id,
+        rankings=tuple(tuple(hit.doc_id for hit in answer.hits) for answer in answers),
+        errors=errors if any(error is not None for error in errors) else (),
+    )

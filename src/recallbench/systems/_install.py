@@ -10,17 +10,10 @@ import sys
 from pathlib import Path
 
 from recallbench.core import SystemUnderTestError
+from recallbench.core._home import data_home
 from recallbench.systems._profile import Profile
 
 MARKER = ".recallbench-installed"
-
-
-def data_home() -> Path:
-    """``$RECALLBENCH_HOME``, else ``$XDG_DATA_HOME/recallbench`` (~/.local/share)."""
-    if "RECALLBENCH_HOME" in os.environ:
-        return Path(os.environ["RECALLBENCH_HOME"]).resolve()
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return (Path(base) / "recallbench").resolve()
 
 
 def install_folder(profile: Profile) -> Path:

@@ -78,6 +78,9 @@ class MCPSystem:
         self.profile = profile
         self.name = profile.name
         self.keep = keep
+        self.store_dir: Path | None = None
+        """A lasting store folder to use as ``{workdir}`` (kept, never removed), for writing
+        into an agent's own memory; None: a fresh temporary folder per setup."""
         self.unmatched = 0
         """Hits that mapped to no dataset document (counted, not scored)."""
         self._stack: AsyncExitStack | None = None
@@ -105,7 +108,11 @@ class MCPSystem:
             raise SystemUnderTestError(
                 f"{self.name} is not installed: run `recallbench systems install {self.name}`"
             )
-        self._workdir = Path(tempfile.mkdtemp(prefix=f"recallbench-{self.name}-"))
+        if self.store_dir is not None:
+            self.store_dir.mkdir(parents=True, exist_ok=True)
+            self._workdir = self.store_dir.resolve()
+        else:
+            self._workdir = Path(tempfile.mkdtemp(prefix=f"recallbench-{self.name}-"))
         server = self.profile.server
         places = {
             "workdir": str(self._workdir),
@@ -328,8 +335,9 @@ class MCPSystem:
         if stack is not None:
             with contextlib.suppress(Exception):  # a crashed server must not hide the results
                 await stack.aclose()
-        if self._workdir is not None and not self.keep:
-            shutil.rmtree(self._workdir, ignore_errors=True)
-        elif self._workdir is not None:
-            self._kept = self._workdir
+        if self._workdir is not None and self.store_dir is None:  # an agent's store stays
+            if self.keep:
+                self._kept = self._workdir
+            else:
+                shutil.rmtree(self._workdir, ignore_errors=True)
         self._workdir = None

@@ -31,11 +31,13 @@ def _text_sha(query: Query) -> str:
 
 class RecordingSystem:
     """Wraps a system and keeps every answer; :meth:`close` writes the recording at once
-    (atomically, so an interrupted run leaves the previous recording intact)."""
+    (atomically, so an interrupted run leaves the previous recording intact). A query asked
+    again (``run --repeat``) keeps its first answer, the one the run scores."""
 
     def __init__(self, inner: SystemUnderTest, path: Path) -> None:
         self.inner, self.path, self.name = inner, path, inner.name
         self._lines: list[str] = []
+        self._recorded: set[str] = set()
 
     def settings(self) -> dict[str, Any]:
         return self.inner.settings()
@@ -44,6 +46,9 @@ class RecordingSystem:
         await self.inner.setup(documents)
 
     async def search(self, query: Query, k: int) -> Sequence[Hit]:
+        if query.id in self._recorded:
+            return await self.inner.search(query, k)
+        self._recorded.add(query.id)
         entry: dict[str, Any] = {"query_id": query.id, "text_sha256": _text_sha(query), "k": k}
         try:
             hits = await self.inner.search(query, k)

@@ -1,0 +1,20 @@
+"""The history store: every evaluation run's summary and per-query values (SQLite by
+default, selected by a SQLAlchemy URL), read by the quality gate and `recallbench history`.
+
+Names are imported on first use (PEP 562): SQLAlchemy loads only when a store is opened.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from recallbench._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from recallbench.store._engine import default_store_url
+    from recallbench.store._model import StoredRun
+    from recallbench.store._store import Store, open_store
+
+__all__ = ["Store", "StoredRun", "default_store_url", "open_store"]
+
+__getattr__ = lazy_exports(__name__, ("_engine", "_model", "_store"), __all__)

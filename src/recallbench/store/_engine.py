@@ -1,0 +1,121 @@
+"""Where the history store lives and how we connect to it.
+
+A store is selected by a SQLAlchemy URL so that SQLite (the embedded default) and, later,
+PostgreSQL sit behind the same code. SQLite connections get WAL mode (readers never wait
+for a writer), a busy timeout (concurrent writers queue instead of failing) and enforced
+foreign keys. Writes begin with ``BEGIN IMMEDIATE``: a deferred transaction that later
+needs the write lock can fail at once with "database is locked", whatever the timeout.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+
+from recallbench.core._errors import ConfigError
+from recallbench.core._home import data_home
+
+ENV_VAR = "RECALLBENCH_STORE"
+BUSY_TIMEOUT_MS = 30_000
+"""How long a SQLite writer waits for another one before giving up."""
+_WRITE = "recallbench_write"
+"""Execution option that makes a SQLite transaction begin IMMEDIATE (see module doc)."""
+
+
+def default_store_url() -> str:
+    """``$RECALLBENCH_STORE``, else ``recallbench.db`` in the data directory
+    (``$RECALLBENCH_HOME``, else ``$XDG_DATA_HOME/recallbench``)."""
+    import os
+
+    if os.environ.get(ENV_VAR):
+        return os.environ[ENV_VAR]
+
+    return f"sqlite:///{data_home() / 'recallbench.db'}"
+
+
+def display_url(url: str) -> str:
+    """The URL with any password masked, for messages and ``Store.url``."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url)
+
+
+def create_store_engine(url: str) -> Engine:
+    """An engine for ``url``; for a SQLite file, its folder is created first.
+
+    Raises ConfigError for a malformed URL, an unknown database kind or a missing driver;
+    an unreachable database shows up at the first connection (see ``open_store``)."""
+    shown = display_url(url)
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise ConfigError(
+            f"history store {shown!r} is not a database URL "
+            "(expected e.g. sqlite:///path/to/recallbench.db)"
+        ) from None
+    if parsed.get_backend_name() == "sqlite":
+        try:
+            _make_folder(parsed)
+        except OSError as error:
+            raise ConfigError(
+                f"history store {shown!r}: cannot create its folder: {error}"
+            ) from None
+    try:
+        engine = create_engine(parsed)
+    except NoSuchModuleError:
+        raise ConfigError(
+            f"history store {shown!r}: unknown database kind {parsed.drivername!r} "
+            "(expected e.g. sqlite:///path/to/recallbench.db)"
+        ) from None
+    except ImportError as error:
+        raise ConfigError(
+            f"history store {shown!r}: the database driver is not installed ({error}); "
+            "install it with pip"
+        ) from None
+    if engine.dialect.name == "sqlite":
+        _configure_sqlite(engine)
+    return engine
+
+
+@contextmanager
+def transaction(engine: Engine, write: bool = False) -> Iterator[Connection]:
+    """One transaction, committed on success; ``write`` takes SQLite's write lock first."""
+    with engine.connect() as connection:
+        if write:
+            connection = connection.execution_options(**{_WRITE: True})
+        with connection.begin():
+            yield connection
+
+
+def _make_folder(url: URL) -> None:
+    database = url.database or ""
+    if database in ("", ":memory:") or database.startswith("file:"):
+        return
+    Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+
+
+def _configure_sqlite(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # take BEGIN out of the sqlite3 module's hands; the "begin" hook below emits it
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            cursor.execute("PRAGMA journal_mode = WAL")
+            cursor.execute("PRAGMA foreign_keys = ON")
+        finally:
+            cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Connection) -> None:
+        write = connection.get_execution_options().get(_WRITE, False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")

@@ -1,0 +1,207 @@
+"""The history store: every evaluation run's summary and per-query values, by workspace.
+
+The quality gate reads it for rolling baselines and paired tests against earlier runs;
+``recallbench history`` reads it for trends. One class over SQLAlchemy Core serves SQLite
+now and PostgreSQL later.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+from sqlalchemy import ColumnElement, Connection, Engine, RowMapping, false, or_, select, true
+from sqlalchemy.exc import SQLAlchemyError
+
+from recallbench.core._errors import ConfigError
+from recallbench.store._engine import (
+    create_store_engine,
+    default_store_url,
+    display_url,
+    transaction,
+)
+from recallbench.store._migrate import migrate
+from recallbench.store._model import StoredRun
+from recallbench.store._rows import (
+    chunks,
+    measure_rows,
+    query_rows,
+    run_row,
+    stored_run,
+    value_rows,
+)
+from recallbench.store._tables import eval_measures, eval_queries, eval_query_values, eval_runs
+
+if TYPE_CHECKING:
+    from recallbench.report import Report
+
+SHA_PREFIX_MIN = 6
+"""Shortest dataset fingerprint prefix ``runs(dataset=...)`` accepts."""
+_HEX = frozenset("0123456789abcdef")
+
+
+def open_store(url: str | None = None, workspace: str = "default") -> Store:
+    """Open (creating and migrating when needed) the store at ``url``, default
+    :func:`default_store_url`. ConfigError when the URL is bad or the database unusable."""
+    url = url or default_store_url()
+    if not workspace:
+        raise ConfigError("the history store's workspace must not be empty")
+    engine = create_store_engine(url)
+    try:
+        migrate(engine)
+    except (SQLAlchemyError, OSError) as error:
+        engine.dispose()
+        reason = getattr(error, "orig", None) or error
+        raise ConfigError(f"cannot open the history store {display_url(url)}: {reason}") from None
+    except BaseException:
+        engine.dispose()
+        raise
+    return Store(engine, display_url(url), workspace)
+
+
+class Store:
+    """Runs recorded in one workspace of a store. Use as a context manager, or ``close()``."""
+
+    def __init__(self, engine: Engine, url: str, workspace: str) -> None:
+        self._engine = engine
+        self.url = url
+        """The store's URL, password masked."""
+        self.workspace = workspace
+
+    def record(
+        self, report: Report, source: str | None = None, accepted: bool = False
+    ) -> StoredRun:
+        """Store ``report``: the run, its measure means and every query's values, all in
+        one transaction (a crash leaves no half-recorded run)."""
+        now = datetime.now(UTC)
+        with transaction(self._engine, write=True) as connection:
+            row = run_row(report, self.workspace, source, accepted, now)
+            result = connection.execute(eval_runs.insert(), row)
+            key = result.inserted_primary_key
+            if key is None:  # pragma: no cover - a single-row insert always has one
+                raise RuntimeError("the database returned no id for the new run")
+            run_id = int(key[0])
+            for table, rows in (
+                (eval_measures, measure_rows(report, run_id, self.workspace)),
+                (eval_queries, query_rows(report, run_id, self.workspace)),
+                (eval_query_values, value_rows(report, run_id, self.workspace)),
+            ):
+                if rows:
+                    connection.execute(table.insert(), rows)  # executemany
+            return self._get(connection, run_id)
+
+    def accept(self, run_id: int) -> StoredRun:
+        """Mark a run as accepted (a baseline candidate). Accepting it again keeps the time
+        of its first acceptance."""
+        with transaction(self._engine, write=True) as connection:
+            connection.execute(
+                eval_runs.update()
+                .where(self._mine(run_id), eval_runs.c.accepted == false())
+                .values(accepted=True, accepted_at=datetime.now(UTC))
+            )
+            return self._get(connection, run_id)
+
+    def get(self, run_id: int) -> StoredRun:
+        """The run with this id in this workspace; ConfigError when there is none."""
+        with transaction(self._engine) as connection:
+            return self._get(connection, run_id)
+
+    def runs(
+        self,
+        system: str | None = None,
+        dataset: str | None = None,
+        accepted: bool | None = None,
+        limit: int | None = None,
+    ) -> list[StoredRun]:
+        """Runs of this workspace, newest first (report time, then id).
+
+        ``dataset`` matches a dataset name, or a prefix of at least six hex digits of its
+        sha256 fingerprint."""
+        query = select(eval_runs).where(eval_runs.c.workspace_id == self.workspace)
+        if system is not None:
+            query = query.where(eval_runs.c.system == system)
+        if dataset is not None:
+            query = query.where(_dataset_matches(dataset))
+        if accepted is not None:
+            query = query.where(eval_runs.c.accepted == (true() if accepted else false()))
+        query = query.order_by(eval_runs.c.created_at.desc(), eval_runs.c.id.desc())
+        if limit is not None:
+            query = query.limit(limit)
+        with transaction(self._engine) as connection:
+            rows = connection.execute(query).mappings().all()
+            measures = self._measures(connection, [row["id"] for row in rows])
+        return [stored_run(row, measures.get(row["id"], [])) for row in rows]
+
+    def query_values(self, run_id: int) -> dict[str, dict[str, float | None]]:
+        """Query id -> {measure -> value, None when left out}, in the dataset's order."""
+        with transaction(self._engine) as connection:
+            names = list(self._get(connection, run_id).means)
+            queries = connection.execute(
+                select(eval_queries.c.query_id)
+                .where(eval_queries.c.run_id == run_id)
+                .order_by(eval_queries.c.position)
+            ).scalars()
+            values: dict[str, dict[str, float | None]] = {
+                query_id: dict.fromkeys(names) for query_id in queries
+            }
+            rows = connection.execute(
+                select(
+                    eval_query_values.c.query_id,
+                    eval_query_values.c.measure,
+                    eval_query_values.c.value,
+                ).where(eval_query_values.c.run_id == run_id)
+            )
+            for query_id, measure, value in rows:
+                values[query_id][measure] = value
+        return values
+
+    def close(self) -> None:
+        """Release the database connections."""
+        self._engine.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Store({self.url!r}, workspace={self.workspace!r})"
+
+    def _mine(self, run_id: int) -> ColumnElement[bool]:
+        return (eval_runs.c.id == run_id) & (eval_runs.c.workspace_id == self.workspace)
+
+    def _get(self, connection: Connection, run_id: int) -> StoredRun:
+        row = connection.execute(select(eval_runs).where(self._mine(run_id))).mappings().first()
+        if row is None:
+            raise ConfigError(
+                f"no run {run_id} in workspace {self.workspace!r} of the history store "
+                f"{self.url} (see `recallbench history`)"
+            )
+        return stored_run(row, self._measures(connection, [run_id]).get(run_id, []))
+
+    def _measures(self, connection: Connection, run_ids: list[int]) -> dict[int, list[RowMapping]]:
+        found: dict[int, list[RowMapping]] = {}
+        for part in chunks(run_ids):
+            rows = connection.execute(
+                select(eval_measures)
+                .where(eval_measures.c.run_id.in_(part))
+                .order_by(eval_measures.c.run_id, eval_measures.c.position)
+            ).mappings()
+            for row in rows:
+                found.setdefault(row["run_id"], []).append(row)
+        return found
+
+
+def _dataset_matches(dataset: str) -> ColumnElement[bool]:
+    by_name = eval_runs.c.dataset_name == dataset
+    prefix = dataset.lower()
+    if len(prefix) >= SHA_PREFIX_MIN and set(prefix) <= _HEX:
+        return or_(by_name, eval_runs.c.dataset_sha256.startswith(prefix, autoescape=True))
+    return by_name
