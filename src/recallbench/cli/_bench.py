@@ -13,6 +13,7 @@ import click
 from recallbench import __version__
 from recallbench.cli._errors import reports_errors
 from recallbench.cli._options import (
+    config_option,
     measures_option,
     out_option,
     quiet_option,
@@ -20,7 +21,9 @@ from recallbench.cli._options import (
     with_store_options,
 )
 from recallbench.cli._run import _record, _systems, make_console, record_history
+from recallbench.core import ConfigError
 from recallbench.datasets import load_dataset
+from recallbench.gates import load_config
 from recallbench.measures import parse_measures
 from recallbench.report import build_report, write_outputs
 from recallbench.report._bench import Board, write_bench
@@ -34,6 +37,7 @@ BENCH_MEASURES = (
     "mrr@10",
     "false_surface",
 )
+BENCH_K = 20
 BENCH_SYSTEMS = ("builtin-lexical", "builtin-dense", "builtin-hybrid")
 
 
@@ -53,16 +57,21 @@ OUT/DATASET/SYSTEM/, the leaderboard of all to OUT/leaderboard.md and .json.
     "--dataset",
     "dataset_specs",
     multiple=True,
-    required=True,
     metavar="SPEC",
-    help="Dataset (repeatable): FORMAT:PATH such as locomo:, longmemeval:, or a JSON file.",
+    help="Dataset (repeatable): FORMAT:PATH such as locomo:, longmemeval:, or a JSON file. "
+    "Default: the configuration's datasets.",
 )
 @systems_option(f"System (repeatable). Default: {' '.join(BENCH_SYSTEMS)}.")
 @measures_option(
     f"Measure (repeatable; the first orders the board). Default: {' '.join(BENCH_MEASURES)}."
 )
-@click.option("--k", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option(
+    "--k",
+    type=click.IntRange(min=1),
+    help=f"Results requested per query. Default: the configuration's, else {BENCH_K}.",
+)
 @out_option("Folder of the runs, reports and leaderboards.", Path("out/bench"))
+@config_option
 @with_store_options
 @quiet_option
 @reports_errors
@@ -70,15 +79,21 @@ def bench(
     dataset_specs: tuple[str, ...],
     system_names: tuple[str, ...],
     measure_names: tuple[str, ...],
-    k: int,
+    k: int | None,
     out_dir: Path,
+    config_path: Path | None,
     store_url: str | None,
     no_store: bool,
     quiet: bool,
 ) -> None:
     """Run systems over datasets and write one leaderboard (per dataset and category)."""
-    measures = parse_measures(measure_names or BENCH_MEASURES)
-    names = list(dict.fromkeys(system_names or BENCH_SYSTEMS))
+    config = load_config(config_path).config
+    dataset_specs = dataset_specs or tuple(config.datasets)
+    if not dataset_specs:
+        raise ConfigError("give --dataset (or list datasets in recallbench.toml)")
+    measures = parse_measures(measure_names or config.measures or BENCH_MEASURES)
+    names = list(dict.fromkeys(system_names or config.systems or BENCH_SYSTEMS))
+    k = k or config.k or BENCH_K
     datasets = [load_dataset(spec) for spec in dataset_specs]  # all bad input before any run
     console = make_console(quiet)
     boards = []
