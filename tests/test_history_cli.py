@@ -105,7 +105,10 @@ def test_history_filters_and_limits(store_url: str) -> None:
     cells = row(limited, "ndcg@10", "builtin-lexical")
     assert cells[1:5] == ["2", "0.5500", "0.7000", "+0.1500"] and cells[-1] == "▁█"
     assert cells[7] == "0"  # the accepted run is older than the two shown
-    by_sha = history("--store", store_url, "--dataset", "e03fb07a").output
+    from recallbench.datasets import load_dataset
+
+    prefix = load_dataset("agent-memory-sample").sha256[:8]
+    by_sha = history("--store", store_url, "--dataset", prefix).output
     assert "builtin-lexical" in by_sha and "builtin-hybrid" in by_sha
     unmeasured = history("--store", store_url, "-m", "map").output
     assert row(unmeasured, "map", "builtin-lexical")[1:3] == ["0", "—"]

@@ -60,7 +60,7 @@ Examples:
   recallbench history
   recallbench history --system builtin-lexical -m ndcg@10 -m recall@10
   recallbench history --dataset agent-memory-sample --limit 50
-  recallbench history --dataset e03fb07a              # a dataset fingerprint prefix
+  recallbench history --dataset 2246266e              # a dataset fingerprint prefix
   recallbench history --store sqlite:///ci/history.db --workspace team-a
 Every `recallbench run` and `bench` records its reports (unless --no-store).
 """

@@ -22,9 +22,16 @@ from recallbench.cli._options import (
 from recallbench.core import ConfigError, Dataset, Run
 from recallbench.datasets import DEFAULT_DATASET, load_dataset
 from recallbench.gates import load_config
-from recallbench.measures import DEFAULT_MEASURES, parse_measures
-from recallbench.report import Report, build_report, render_terminal, write_outputs
+from recallbench.measures import DEFAULT_MEASURES, Measure, Rules, parse_measure, parse_measures
+from recallbench.report import (
+    Report,
+    build_report,
+    measure_session_lift,
+    render_terminal,
+    write_outputs,
+)
 from recallbench.report._leaderboard import render_leaderboard, safe_name, write_leaderboard
+from recallbench.report._session import DEFAULT_LIFT_MEASURE
 from recallbench.runner import run_dataset
 from recallbench.systems import DEFAULT_SYSTEM, SystemUnderTest, create_system
 from recallbench.systems._replay import RecordingSystem, ReplaySystem, recording_path
@@ -55,6 +62,8 @@ Examples:
   recallbench run --system server-memory --record rec/
   recallbench run --system server-memory --replay rec/ --strict
   recallbench run --system python:my_reranker:make --repeat 3
+  recallbench run --system builtin-lexical --session-lift
+  recallbench run --equivalence -m must_surface@5 -m iw_recall@10 -m cold_start_ratio@10
 """
 )
 @click.option(
@@ -99,6 +108,23 @@ Examples:
     "(stability of non-deterministic systems); the first answer is the one scored.",
 )
 @click.option(
+    "--session-lift",
+    is_flag=True,
+    help="Also run each system that accepts sessions with every query asked alone, and "
+    "report the lift its session context brings (paired, with interval and test).",
+)
+@click.option(
+    "--session-lift-measure",
+    default=DEFAULT_LIFT_MEASURE,
+    show_default=True,
+    help="The measure of --session-lift.",
+)
+@click.option(
+    "--equivalence",
+    is_flag=True,
+    help="Apply the dataset's equivalence classes: interchangeable memories count once.",
+)
+@click.option(
     "--keep", is_flag=True, help="Keep each server's store (its temporary directory) after the run."
 )
 @config_option
@@ -115,6 +141,9 @@ def run(
     replay_dir: Path | None,
     strict: bool,
     repeat: int,
+    session_lift: bool,
+    session_lift_measure: str,
+    equivalence: bool,
     keep: bool,
     config_path: Path | None,
     store_url: str | None,
@@ -133,12 +162,20 @@ def run(
     dataset = load_dataset(dataset_spec or _one_dataset(config.datasets))
     names = list(dict.fromkeys(system_names or config.systems or (DEFAULT_SYSTEM,)))
     k = k or config.k or DEFAULT_K
+    lift_measure = parse_measure(session_lift_measure) if session_lift else None
+    if equivalence and not dataset.equivalence:
+        raise ConfigError(f"--equivalence: {dataset.name} has no equivalence classes")
+    rules = Rules(relevance_threshold=dataset.relevance_threshold, equivalence=equivalence)
     systems = _systems(names, dataset, record_dir, replay_dir, strict, keep)
     console = make_console(quiet)
     reports = []
     for system in systems:
         recorded = _record(dataset, system, k, console, repeat)
-        report = build_report(dataset, recorded, measures)
+        report = build_report(dataset, recorded, measures, rules)
+        if lift_measure is not None:
+            report = _with_session_lift(
+                report, dataset, system, recorded, k, console, lift_measure, rules
+            )
         folder = out_dir if len(systems) == 1 else out_dir / safe_name(system.name)
         written = write_outputs(folder, recorded, report)
         render_terminal(report, console)
@@ -207,11 +244,38 @@ def _systems(
     return list(replays)
 
 
+def _with_session_lift(
+    report: Report,
+    dataset: Dataset,
+    system: SystemUnderTest,
+    recorded: Run,
+    k: int,
+    console: Console,
+    measure: Measure,
+    rules: Rules,
+) -> Report:
+    """The report with the session lift: the dataset asked again, every query alone (the
+    same system object, set up afresh), paired with the run already recorded."""
+    if not getattr(system, "accepts_session", False):
+        console.print(f"{system.name} does not accept a session: no lift measured")
+        return report
+    alone = _record(dataset, system, k, console, session_context=False)
+    lift = measure_session_lift(dataset, recorded, alone, measure, rules)
+    return report.model_copy(update={"session_lift": lift})
+
+
 def _record(
-    dataset: Dataset, system: SystemUnderTest, k: int, console: Console, repeat: int = 1
+    dataset: Dataset,
+    system: SystemUnderTest,
+    k: int,
+    console: Console,
+    repeat: int = 1,
+    session_context: bool = True,
 ) -> Run:
     if not show_progress(console):
-        return asyncio.run(run_dataset(dataset, system, k, repeat=repeat))
+        return asyncio.run(
+            run_dataset(dataset, system, k, repeat=repeat, session_context=session_context)
+        )
     with Progress(
         "{task.description}",
         BarColumn(),
@@ -228,5 +292,6 @@ def _record(
                 k,
                 progress=lambda done, _: bar.update(task, completed=done),
                 repeat=repeat,
+                session_context=session_context,
             )
         )

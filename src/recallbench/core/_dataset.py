@@ -48,6 +48,9 @@ class Query(Record):
     """Free labels, for example `abstention` or `first-in-session`."""
     unit: StrictStr | None = None
     """The unit (own haystack) the query is asked in, when the dataset has units."""
+    chain: StrictStr | None = None
+    """The decision chain (in the dataset's ``chains``) a decision query asks about: its
+    members should come back together (causal chain completeness)."""
     min_recall: float | None = Field(default=None, ge=0, le=1)
     """The least recall this query must reach: `recallbench gate` fails when it does not
     (at the configured ``gates.min_recall_measure``, recall@10 by default)."""
@@ -83,6 +86,12 @@ class Dataset(Record):
     queries: tuple[Query, ...]
     qrels: dict[StrictStr, dict[StrictStr, StrictInt]]
     """Query id -> {document id -> grade}; documents not listed are unjudged (grade 0)."""
+    chains: dict[StrictStr, tuple[StrictStr, ...]] = Field(default_factory=dict)
+    """Decision chains: chain id -> the memories of one decision's causal chain (the
+    incident or discussion behind it, the decision, its follow-ups)."""
+    equivalence: dict[StrictStr, tuple[StrictStr, ...]] = Field(default_factory=dict)
+    """Classes of interchangeable memories (near-duplicates, restatements): class id -> its
+    members. With the equivalence rule, a hit on any member counts once for the class."""
     units: dict[StrictStr, tuple[StrictStr, ...]] = Field(default_factory=dict)
     """Separate haystacks: unit id -> the ids of its documents. When there are units,
     every query names its unit and each unit is run against a fresh store holding only

@@ -21,6 +21,9 @@ class Hit(Record):
     """The system's own score, when it gives one."""
     channels: tuple[str, ...] = ()
     """Retrieval channels that produced this hit (lexical, dense, graph, ...)."""
+    channel_ranks: dict[str, int] = Field(default_factory=dict, exclude_if=lambda value: not value)
+    """The hit's 1-based rank in each channel's own ranking, before fusion (only the channels
+    that found it). Left out of the file when the system does not say."""
 
 
 class QueryResult(Record):
@@ -34,6 +37,11 @@ class QueryResult(Record):
     """Size of the results as the system returned them."""
     error: str | None = None
     """Why the query failed; a failed query scores 0 and counts in the means."""
+    pre_expansion: tuple[str, ...] | None = Field(
+        default=None, exclude_if=lambda value: value is None
+    )
+    """Returned document ids the query alone would have got, when the system expanded it
+    (with its session's earlier queries, for example); left out of the file otherwise."""
 
     @property
     def failed(self) -> bool:

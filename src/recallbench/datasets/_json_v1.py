@@ -40,6 +40,7 @@ def cross_reference_problems(data: Any) -> Iterator[Problem]:
     doc_ids = yield from _unique_ids(data.get("documents"), "documents")
     query_ids = yield from _unique_ids(data.get("queries"), "queries")
     yield from _tier_problems(data.get("documents"))
+    yield from _group_problems(data, doc_ids, query_ids)
     unit_of = yield from _unit_problems(data, doc_ids)
     qrels = data.get("qrels")
     if not isinstance(qrels, dict):
@@ -61,6 +62,44 @@ def cross_reference_problems(data: Any) -> Iterator[Problem]:
                     f"document {json.dumps(doc_id)} is not in the query's unit, "
                     "so no system can return it",
                 )
+
+
+def _group_problems(
+    data: dict[str, Any], doc_ids: set[str] | None, query_ids: set[str] | None
+) -> Iterator[Problem]:
+    """Chains and equivalence classes name known documents; a document is in one class at
+    most; a query's chain exists."""
+    class_of: dict[str, str] = {}
+    for field in ("chains", "equivalence"):
+        groups = data.get(field)
+        if not isinstance(groups, dict):
+            continue
+        for group, members in groups.items():
+            if not isinstance(members, list):
+                continue
+            for index, doc_id in enumerate(members):
+                if not isinstance(doc_id, str):
+                    continue
+                where = json_path([field, group, index])
+                if doc_ids is not None and doc_id not in doc_ids:
+                    yield Problem(where, f"unknown document {json.dumps(doc_id)}")
+                if field == "equivalence":
+                    if doc_id in class_of and class_of[doc_id] != group:
+                        first = json.dumps(class_of[doc_id])
+                        yield Problem(where, f"{json.dumps(doc_id)} is already in class {first}")
+                    class_of[doc_id] = group
+    chains = data.get("chains")
+    if not isinstance(chains, dict):
+        chains = {}
+    queries = data.get("queries")
+    if not isinstance(queries, list) or query_ids is None:
+        return
+    for index, query in enumerate(queries):
+        chain = query.get("chain") if isinstance(query, dict) else None
+        if isinstance(chain, str) and chain not in chains:
+            yield Problem(
+                json_path(["queries", index, "chain"]), f"unknown chain {json.dumps(chain)}"
+            )
 
 
 def _unit_problems(

@@ -24,9 +24,12 @@ class Rules:
     ("exclude"), or scored 0 like trec_eval ("zero")."""
     relevance_threshold: int = 1
     """Binary measures count a document relevant when its grade is at least this."""
+    equivalence: bool = False
+    """Count a hit on any member of a class of interchangeable memories once for the class
+    (the dataset's ``equivalence`` classes)."""
 
     def describe(self) -> dict[str, str]:
-        return {
+        described = {
             "ordering": "system results in the order returned; imported TREC runs by score "
             "descending, ties by document id descending (trec_eval)",
             "missing_or_failed_queries": (
@@ -45,6 +48,12 @@ class Rules:
             "gains": "ndcg: gain = grade; ndcg_exp: gain = 2^grade - 1; discount 1/log2(rank+1)",
             "rounding": "none before rendering",
         }
+        if self.equivalence:
+            described["equivalence"] = (
+                "the members of an equivalence class are one memory: its grade is the best "
+                "member's, a hit on any member counts once, at the class's first rank"
+            )
+        return described
 
 
 @dataclass(frozen=True, eq=False)
@@ -66,11 +75,19 @@ class Evaluation:
     """Per-query strings of textual measures (relstring), in ``query_ids`` order."""
     duplicates: Mapping[str, int] = field(default_factory=dict)
     rules: Rules = field(default_factory=Rules)
+    populations: Mapping[str, BoolArray] = field(default_factory=dict)
+    """Measures that define their own population (agent-memory measures)."""
+    aggregates: Mapping[str, float] = field(default_factory=dict)
+    """Measures whose aggregate is not computed from per-query values (ratios of means)."""
+    details: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
+    """Measure -> query id -> items the report lists (memories a query missed)."""
 
     def population(self, measure: str) -> BoolArray:
         """The queries ``measure``'s mean takes: the included ones, or for an abstention
         measure the queries without a relevant document (those the run has, unless missing
-        queries score 0)."""
+        queries score 0), or the population an agent-memory measure defines."""
+        if measure in self.populations:
+            return self.populations[measure]
         if self.measures[measure].population == "answerable":
             return self.included
         present = ~self.missing if self.rules.missing == "skip" else np.ones_like(self.missing)
@@ -79,6 +96,8 @@ class Evaluation:
     def mean(self, measure: str) -> float:
         """The measure's aggregate over its population (the arithmetic mean for all but a
         few, such as gm_map's geometric mean and sums for counts); NaN when none."""
+        if measure in self.aggregates:
+            return self.aggregates[measure]
         chosen = self.values[measure][self.population(measure)]
         if not len(chosen):
             return float("nan")

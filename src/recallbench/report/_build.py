@@ -12,7 +12,9 @@ import numpy as np
 from recallbench import __version__
 from recallbench.core import Dataset, Query, QueryResult, Run
 from recallbench.datasets._provenance import loader_changes
-from recallbench.measures import Evaluation, Measure, Rules, evaluate
+from recallbench.measures import Evaluation, Measure, Rules
+from recallbench.measures._dataset_eval import evaluate_dataset
+from recallbench.report._channels import channel_analysis
 from recallbench.report._model import (
     Counts,
     Distribution,
@@ -60,7 +62,7 @@ def build_report(
         if not result.failed
     }
     query_ids = [query.id for query in dataset.queries]
-    evaluation = evaluate(dataset.qrels, rankings, measures, rules, query_ids)
+    evaluation = evaluate_dataset(dataset, rankings, measures, rules)
     statuses = _statuses(dataset.queries, evaluation, by_query)
     populations = {name: evaluation.population(name) for name in evaluation.values}
     queries = [
@@ -117,12 +119,17 @@ def build_report(
             "intent": _groups(queries, lambda q: q.intent),
         },
         worst_queries=_worst(queries),
+        details={
+            name: {query: list(items) for query, items in per_query.items()}
+            for name, per_query in evaluation.details.items()
+        },
         warnings=[
             *_haystack_warnings(dataset, measures),
             *_loader_warnings(dataset),
             *_stability_warnings(stability),
         ],
         stability=stability,
+        channels=channel_analysis(dataset, run, relevance_threshold=rules.relevance_threshold),
         queries=queries,
     )
 

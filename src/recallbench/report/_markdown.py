@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from recallbench.report._agent_memory import agent_memory_markdown
+from recallbench.report._channels import ChannelAnalysis, ChannelStats
 from recallbench.report._model import Distribution, Group, Report
+from recallbench.report._session import session_markdown
 
 SHOWN_RETURNED = 10
 
@@ -74,7 +77,10 @@ def render_markdown(report: Report) -> str:
         ),
         _distribution("output size", "bytes", report.output_bytes),
     ]
+    lines += agent_memory_markdown(report)
     lines += _stability(report)
+    lines += session_markdown(report.session_lift)
+    lines += _channels(report.channels)
     for key, groups in report.breakdowns.items():
         lines += _groups_table(key, groups, measures)
     lines += _worst(report, measures)
@@ -109,6 +115,70 @@ def _stability(report: Report) -> list[str]:
         lines += ["", "Queries whose ranking changed:", ""]
         lines += [f"- `{q}` {texts.get(q, '')}".rstrip() for q in stability.changed]
     return lines
+
+
+def channel_cells(c: ChannelStats) -> list[str]:
+    """A channel's rates, in the column order of both renderings."""
+    return [
+        pct(c.contribution_rate),
+        pct(c.relevant_contribution_rate),
+        pct(c.unique_rate),
+        pct(c.unique_relevant_rate),
+        pct(c.reorder_rate),
+        fmt(c.mean_rank_change, 2),
+    ]
+
+
+def pct(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1%}"
+
+
+def _channels(analysis: ChannelAnalysis | None) -> list[str]:
+    if analysis is None:
+        return []
+    lines = ["", "## Channels", ""]
+    lines.append(
+        f"Top {analysis.k} results of {analysis.queries} queries: {analysis.results} results, "
+        f"{analysis.relevant_results} relevant. A result found by several channels counts for "
+        "each; unique: found by that channel only; reorder: the fused rank differs from the "
+        "channel's own rank."
+    )
+    lines.append("")
+    header = [
+        "channel",
+        "results",
+        "contribution",
+        "relevant contribution",
+        "unique",
+        "unique relevant",
+        "reorder rate",
+        "mean rank change",
+    ]
+    rows = [
+        [
+            c.name,
+            str(c.results),
+            *channel_cells(c),
+        ]
+        for c in analysis.channels
+    ]
+    lines += _table(header, rows)
+    expansion = analysis.expansion
+    if expansion is not None:
+        lines += [
+            "",
+            f"Query expansion: {expansion.queries} of {analysis.queries} queries expanded; "
+            f"mean Jaccard@{analysis.k} of the results before and after "
+            f"{expansion.jaccard:.3f}; first result changed in {pct(expansion.top1_changed_rate)}; "
+            f"after minus before, recall@{analysis.k} {signed(expansion.recall_change)} and "
+            f"reciprocal rank {signed(expansion.reciprocal_rank_change)} "
+            f"(mean over the {expansion.judged} expanded queries with a relevant document).",
+        ]
+    return lines
+
+
+def signed(value: float | None) -> str:
+    return "–" if value is None else f"{value:+.4f}"
 
 
 def _worst(report: Report, measures: list[str]) -> list[str]:

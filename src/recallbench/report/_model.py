@@ -9,6 +9,7 @@ from pydantic import Field
 
 from recallbench.core import DatasetRef, RunSpec
 from recallbench.core._model import Record
+from recallbench.report._channels import ChannelAnalysis
 
 REPORT_FORMAT: Final = "recallbench.report/v1"
 
@@ -95,6 +96,37 @@ class Stability(Record):
     """Queries that failed in some but not all of the N answers (not compared)."""
 
 
+class SessionLift(Record):
+    """What the session's earlier queries bring (``run --session-lift``): the same system on
+    the same dataset with and without session context, paired per query."""
+
+    measure: str
+    """The measure compared (``mrr@10`` by default)."""
+    n: int
+    """Paired queries where context can matter: in the measure's population, with a
+    session that asked an earlier query (in the same unit)."""
+    n_all: int
+    """All queries in the measure's population."""
+    mean_with: float | None
+    """Mean over the n paired queries with session context; null when n = 0."""
+    mean_without: float | None
+    """Mean over the same queries, each asked alone."""
+    delta: float | None
+    """mean_with - mean_without."""
+    delta_all: float | None
+    """The mean difference over all n_all queries."""
+    ci_low: float | None
+    ci_high: float | None
+    p: float | None
+    """Two-sided paired randomisation test of delta; null when n < 2."""
+    wins: int
+    """Paired queries better with session context."""
+    ties: int
+    losses: int
+    method: str
+    """How the runs, the interval and the test were made, in words."""
+
+
 class Report(Record):
     """One system evaluated on one dataset (`recallbench.report/v1`)."""
 
@@ -120,9 +152,18 @@ class Report(Record):
     """Means by query ``category`` and by ``intent``."""
     worst_queries: list[str]
     """Ids of the evaluated queries with the lowest mean over all measures."""
+    details: dict[str, dict[str, list[str]]] = Field(default_factory=dict)
+    """Per measure, per query, what the report lists: the must-surface memories a query
+    missed, the chain members that did not come back."""
     warnings: list[str] = Field(default_factory=list)
     """What a reader must know before trusting the numbers: a k that reaches the whole
     haystack, questions the dataset's loader dropped or altered, and the like."""
     stability: Stability | None = None
     """With ``run --repeat N`` (N > 1): how often the system's answers changed."""
+    session_lift: SessionLift | None = None
+    """With ``run --session-lift``, for a system that accepts sessions: with minus without
+    session context."""
+    channels: ChannelAnalysis | None = None
+    """Which retrieval channels produced the top results and how fusion reordered them;
+    null when no hit carries a channel or only one channel appears in the whole run."""
     queries: list[QueryReport]

@@ -6,8 +6,10 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from recallbench.report._markdown import fmt
+from recallbench.report._channels import ChannelAnalysis
+from recallbench.report._markdown import channel_cells, fmt, pct, signed
 from recallbench.report._model import Report, Stability
+from recallbench.report._session import session_summary
 
 CHANGED_SHOWN = 10
 
@@ -56,6 +58,34 @@ def render_terminal(report: Report, console: Console) -> None:
         )
     if report.stability is not None:
         console.print(stability_line(report.stability), highlight=False)
+    if report.session_lift is not None:
+        console.print(session_summary(report.session_lift), highlight=False)
+    if report.channels is not None:
+        _channels(report.channels, console)
+
+
+def _channels(analysis: ChannelAnalysis, console: Console) -> None:
+    """One row per channel: its share of the top k, of the relevant ones, and reordering."""
+    table = Table(
+        title=f"channels (top {analysis.k}, {analysis.results} results)",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    table.add_column("channel", no_wrap=True)
+    for column in ("share", "of relevant", "unique", "unique rel", "reordered", "Δ rank"):
+        table.add_column(column, justify="right")
+    for c in analysis.channels:
+        table.add_row(c.name, *channel_cells(c))
+    console.print(table)
+    expansion = analysis.expansion
+    if expansion is not None:
+        console.print(
+            f"query expansion: {expansion.queries} queries · Jaccard@{analysis.k} "
+            f"{expansion.jaccard:.3f} · top-1 changed {pct(expansion.top1_changed_rate)} · "
+            f"Δ recall@{analysis.k} {signed(expansion.recall_change)} · "
+            f"Δ RR {signed(expansion.reciprocal_rank_change)}",
+            highlight=False,
+        )
 
 
 def stability_line(stability: Stability) -> str:

@@ -35,8 +35,15 @@ async def _ask(system: SystemUnderTest, query: Query, k: int) -> QueryResult:
         elapsed = (time.perf_counter_ns() - before) / 1e6
         return QueryResult(query_id=query.id, latency_ms=elapsed, error=_describe(error))
     elapsed = (time.perf_counter_ns() - before) / 1e6
+    pre_expansion = getattr(system, "last_pre_expansion", None)
     size = len(json.dumps([hit.model_dump(mode="json") for hit in hits]).encode())
-    return QueryResult(query_id=query.id, hits=hits, latency_ms=elapsed, output_bytes=size)
+    return QueryResult(
+        query_id=query.id,
+        hits=hits,
+        latency_ms=elapsed,
+        output_bytes=size,
+        pre_expansion=pre_expansion,
+    )
 
 
 def _describe(error: BaseException) -> str:
@@ -60,6 +67,7 @@ async def run_dataset(
     k: int = 100,
     progress: Progress | None = None,
     repeat: int = 1,
+    session_context: bool = True,
 ) -> Run:
     """Ingest the dataset's documents, then search every query once, in dataset order; for
     a dataset with units, each unit in turn gets a fresh store with only its documents.
@@ -67,6 +75,9 @@ async def run_dataset(
     With ``repeat`` > 1 each query is searched that many times in a row, on the same store:
     the first answer is the one recorded in ``results`` (and scored), the later ones go to
     ``repeats``, only to check that the system answers alike. ``progress`` counts queries.
+
+    With ``session_context=False`` every query is asked without its ``session_id`` (a
+    copy; the dataset is not changed), so a session-aware system answers each query alone.
 
     A query whose search raises is recorded with its error and the run goes on; it scores 0.
     Latency is the wall time of the ``search`` call on the monotonic clock; output bytes are
@@ -92,6 +103,8 @@ async def run_dataset(
                 ) from error
             ingest_seconds += time.perf_counter() - ingest_start
             for query in queries:
+                if not session_context and query.session_id is not None:
+                    query = query.model_copy(update={"session_id": None})
                 results.append(await _ask(system, query, k))
                 if repeat > 1:
                     repeats.append(await _repeat(system, query, k, repeat - 1))

@@ -16,8 +16,14 @@ from typing import Any
 import numpy as np
 
 from recallbench.core import Document, Hit, Query, SystemUnderTestError
-from recallbench.systems._embedders import Embedder, Matrix, make_embedder
+from recallbench.systems._embedders import Embedder, Matrix, make_embedder, normalise
 from recallbench.systems._fusion import RRF_K, reciprocal_rank_fusion
+from recallbench.systems._session_context import (
+    HISTORY_WEIGHT,
+    RULE,
+    SessionMemory,
+    weighted_fusion,
+)
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 CHANNELS = ("lexical", "dense")
@@ -33,6 +39,14 @@ def match_expression(text: str) -> str | None:
     """
     tokens = dict.fromkeys(token.lower() for token in _TOKEN.findall(text))
     return " OR ".join(f'"{token}"' for token in tokens) or None
+
+
+def _ranks(ranking: Sequence[str]) -> dict[str, int]:
+    """Each id's 1-based rank in ``ranking`` (its first, should it repeat)."""
+    ranks: dict[str, int] = {}
+    for rank, doc in enumerate(ranking, start=1):
+        ranks.setdefault(doc, rank)
+    return ranks
 
 
 class LexicalChannel:
@@ -75,6 +89,14 @@ class LexicalChannel:
         ).fetchall()
         return [(row, -score) for row, score in rows]
 
+    def search_in_session(self, text: str, history: str, depth: int) -> list[tuple[int, float]]:
+        """``text``'s and ``history``'s bm25 rankings (each ``max(depth, POOL)`` deep) fused by
+        weighted reciprocal rank fusion; nothing when ``text`` has no word."""
+        if match_expression(text) is None:
+            return []
+        pool = max(depth, POOL)
+        return weighted_fusion(self.search(text, pool), self.search(history, pool), depth)
+
     def close(self) -> None:
         if self._db is not None:
             self._db.close()
@@ -100,6 +122,17 @@ class DenseChannel:
         top = np.lexsort((np.arange(len(scores)), -scores))[:depth]
         return [(int(row), float(scores[row])) for row in top]
 
+    def search_in_session(self, text: str, history: str, depth: int) -> list[tuple[int, float]]:
+        """Cosine with the renormalised mix ``(1 - w) e(text) + w e(history)``, ``w`` =
+        HISTORY_WEIGHT; nothing when ``text`` is blank."""
+        if self._matrix is None or not text.strip():
+            return []
+        current, earlier = self.embedder.embed([text, history])
+        mixed = normalise(((1 - HISTORY_WEIGHT) * current + HISTORY_WEIGHT * earlier)[None, :])
+        scores = self._matrix @ mixed[0]
+        top = np.lexsort((np.arange(len(scores)), -scores))[:depth]
+        return [(int(row), float(scores[row])) for row in top]
+
     def close(self) -> None:
         self._matrix = None
 
@@ -107,14 +140,27 @@ class DenseChannel:
 class BuiltinSystem:
     """Lexical, dense or hybrid (reciprocal rank fusion, k = 60) retrieval in memory.
 
-    Every hit carries the channels that found it; a hybrid hit's score is its fused score.
+    Every hit carries the channels that found it and its rank in each channel's own ranking;
+    a hybrid hit's score is its fused score.
+
+    With ``session_context`` (the default) a query with a ``session_id`` is expanded with the
+    session's earlier queries since the last ``setup()``, at weight 0.25 against 0.75 for the
+    query itself (lexical: weighted reciprocal rank fusion of the two bm25 rankings; dense:
+    the weighted mean of the two embeddings; hybrid: each channel so, then fused as usual;
+    rule in ``_session_context``). A query without a session, or the first of its session,
+    is searched exactly as without the option. After an expanded search,
+    ``last_pre_expansion`` holds the ids the query alone would have returned (else None).
     """
+
+    accepts_session: bool = True
+    """Whether the system uses ``Query.session_id`` (checked by ``run --session-lift``)."""
 
     def __init__(
         self,
         channels: Sequence[str] = CHANNELS,
         embedder: str = "wordllama",
         name: str | None = None,
+        session_context: bool = True,
     ) -> None:
         unknown = [c for c in channels if c not in CHANNELS]
         if unknown or not channels:
@@ -129,6 +175,11 @@ class BuiltinSystem:
         self._ids: list[str] = []
         self._lexical = LexicalChannel() if "lexical" in self.channels else None
         self._dense = DenseChannel(make_embedder(embedder)) if "dense" in self.channels else None
+        self.session_context = session_context
+        self.accepts_session = session_context
+        self._sessions = SessionMemory()
+        self._unexpanded: tuple[str, int] | None = None
+        self._pre_expansion: tuple[str, ...] | None = None
 
     def settings(self) -> dict[str, Any]:
         settings: dict[str, Any] = {
@@ -145,30 +196,62 @@ class BuiltinSystem:
             settings |= {"dense": "cosine", "embedder": self.embedder_name}
         if len(self.channels) > 1:
             settings |= {"fusion": "reciprocal rank fusion", "rrf_k": RRF_K, "pool": POOL}
+        settings["session_context"] = RULE if self.session_context else False
         return settings
 
     async def setup(self, documents: Sequence[Document]) -> None:
         self._ids = [doc.id for doc in documents]
+        self._sessions.reset()
+        self._unexpanded, self._pre_expansion = None, None
         for channel in (self._lexical, self._dense):
             if channel is not None:
                 channel.index(documents)
 
     async def search(self, query: Query, k: int) -> Sequence[Hit]:
+        history = self._sessions.history(query) if self.session_context else None
+        self._pre_expansion = None
+        self._unexpanded = None if history is None else (query.text, k)
+        return self._search(query.text, history, k)
+
+    @property
+    def last_pre_expansion(self) -> tuple[str, ...] | None:
+        """The ids the last search would have returned without its session's history; None
+        when it was not expanded. Computed when first read, so that the runner's timing of
+        ``search`` does not include it."""
+        if self._unexpanded is not None:
+            text, k = self._unexpanded
+            self._pre_expansion = tuple(hit.doc_id for hit in self._search(text, None, k))
+            self._unexpanded = None
+        return self._pre_expansion
+
+    def _search(self, text: str, history: str | None, k: int) -> list[Hit]:
+        """``text`` in every channel (expanded with ``history`` when given), then fused."""
+        depth = max(k, POOL) if len(self.channels) > 1 else k
         found = {
-            name: channel.search(query.text, max(k, POOL) if len(self.channels) > 1 else k)
+            name: channel.search(text, depth)
+            if history is None
+            else channel.search_in_session(text, history, depth)
             for name, channel in (("lexical", self._lexical), ("dense", self._dense))
             if channel is not None
         }
         if len(found) == 1:
             name, ranked = next(iter(found.items()))
             return [
-                Hit(doc_id=self._ids[row], score=score, channels=(name,)) for row, score in ranked
+                Hit(
+                    doc_id=self._ids[row], score=score, channels=(name,), channel_ranks={name: rank}
+                )
+                for rank, (row, score) in enumerate(ranked, start=1)
             ]
-        fused = reciprocal_rank_fusion(
-            {name: [self._ids[row] for row, _ in ranked] for name, ranked in found.items()}
-        )
+        rankings = {name: [self._ids[row] for row, _ in ranked] for name, ranked in found.items()}
+        ranks = {name: _ranks(ranking) for name, ranking in rankings.items()}
         return [
-            Hit(doc_id=doc, score=score, channels=channels) for doc, score, channels in fused[:k]
+            Hit(
+                doc_id=doc,
+                score=score,
+                channels=channels,
+                channel_ranks={name: ranks[name][doc] for name in channels},
+            )
+            for doc, score, channels in reciprocal_rank_fusion(rankings)[:k]
         ]
 
     async def close(self) -> None:

@@ -1,0 +1,49 @@
+"""The agent-memory section of report.md: targets of the evaluation design, and what each
+query missed (must-surface memories, members of a decision chain)."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+
+from recallbench.report._model import Report
+
+TARGETS: dict[str, tuple[str, Callable[[float, float], bool], float]] = {
+    "must_surface": (">=", operator.ge, 1.0),
+    "cold_start_ratio": (">=", operator.ge, 0.70),
+    "chain_completeness": (">", operator.gt, 0.60),
+}
+"""Measure family -> the design's target for it."""
+
+DETAIL_TITLES = {
+    "must_surface": "Must-surface memories missed",
+    "chain_completeness": "Decision-chain members missing",
+}
+
+
+def agent_memory_markdown(report: Report) -> list[str]:
+    """Targets met or missed, then per query the memories missed; nothing when the report
+    has no agent-memory measure with a target or details."""
+    targeted = []
+    for info in report.measures:
+        family = info.name.partition("@")[0]
+        if family in TARGETS:
+            sign, test, target = TARGETS[family]
+            value = report.means.get(info.name)
+            verdict = "–" if value is None else ("met" if test(value, target) else "missed")
+            shown = "–" if value is None else f"{value:.4f}"
+            targeted.append(f"| {info.name} | {shown} | {sign} {target:g} | {verdict} |")
+    if not targeted and not report.details:
+        return []
+    lines = ["", "## Agent memory", ""]
+    if targeted:
+        lines += ["| measure | value | target | |", "|---|---|---|---|", *targeted]
+    texts = {query.id: query.text for query in report.queries}
+    for measure, per_query in report.details.items():
+        title = DETAIL_TITLES.get(measure.partition("@")[0], "Details")
+        lines += ["", f"### {title} ({measure}): {len(per_query)} queries", ""]
+        lines += [
+            f"- `{query}` {texts.get(query, '')[:80]}: {', '.join(f'`{i}`' for i in items)}"
+            for query, items in per_query.items()
+        ]
+    return lines
