@@ -3,6 +3,7 @@ it fail (not skip) when it is missing, so CI cannot pass without it."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,40 @@ def history_store(tmp_path_factory: pytest.TempPathFactory) -> str:
     url = f"sqlite:///{tmp_path_factory.mktemp('store') / 'history.db'}"
     os.environ["RECALLBENCH_STORE"] = url
     return url
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A throwaway PostgreSQL server for the session (PEERS.md recipe, fsync off): the URL
+    of its ``postgres`` database, superuser ``rb``, no password. Fails, never skips, when
+    the server binaries are missing: CI must prove that the PostgreSQL store works."""
+    from recallbench.store._pg_server import PostgresUnavailable, start_postgres
+
+    try:
+        server = start_postgres()
+    except PostgresUnavailable as error:
+        pytest.fail(f"a PostgreSQL server is required for the store tests: {error}")
+    try:
+        yield server.url()
+    finally:
+        server.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """An empty database for one test, on each engine: a new SQLite file, or a new
+    database on the session's PostgreSQL server (dropped afterwards)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'store.db'}"
+        return
+    from recallbench.store._pg_server import create_database, drop_database
+
+    admin: str = request.getfixturevalue("postgres_url")
+    url = create_database(admin)
+    try:
+        yield url
+    finally:
+        drop_database(admin, url)
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
-"""The history store on real SQLite files: exact schema, migrations, round trips, several
-processes, concurrency, workspaces and errors."""
+"""The history store on real SQLite files and a real PostgreSQL server (``db_url`` runs a
+test on each): exact schema, migrations, round trips, several processes, concurrency,
+workspaces and errors."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+import store_schema as schema
 from recallbench.core import ConfigError, DatasetRef, RunSpec
 from recallbench.report import Report
 from recallbench.report._model import Counts, Distribution, MeasureInfo, QueryReport
@@ -101,228 +103,138 @@ def sqlite_url(path: Path) -> str:
     return f"sqlite:///{path}"
 
 
-# ---------------------------------------------------------------- exact schema (m001)
+def sql(url: str, statement: str, **params: object) -> list[tuple[object, ...]]:
+    """Rows of one SQL statement run on the store at ``url`` (either engine), committed."""
+    from sqlalchemy import text
 
-EXPECTED_COLUMNS = {
-    # (name, type, notnull, default, pk) as PRAGMA table_info reports them
-    "schema_migrations": [
-        ("id", "INTEGER", 1, None, 1),
-        ("name", "TEXT", 1, None, 0),
-        ("applied_at", "DATETIME", 1, None, 0),
-    ],
-    "eval_runs": [
-        ("id", "INTEGER", 1, None, 1),
-        ("workspace_id", "TEXT", 1, "'default'", 0),
-        ("system", "TEXT", 1, None, 0),
-        ("system_settings", "TEXT", 1, None, 0),
-        ("dataset_name", "TEXT", 1, None, 0),
-        ("dataset_version", "TEXT", 1, None, 0),
-        ("dataset_sha256", "TEXT", 1, None, 0),
-        ("dataset_loader", "TEXT", 0, None, 0),
-        ("relevance_threshold", "INTEGER", 1, None, 0),
-        ("k", "INTEGER", 0, None, 0),
-        ("recallbench_version", "TEXT", 1, None, 0),
-        ("git_revision", "TEXT", 0, None, 0),
-        ("created_at", "DATETIME", 1, None, 0),
-        ("recorded_at", "DATETIME", 1, None, 0),
-        ("accepted", "BOOLEAN", 1, "0", 0),
-        ("accepted_at", "DATETIME", 0, None, 0),
-        ("queries", "INTEGER", 1, None, 0),
-        ("evaluated", "INTEGER", 1, None, 0),
-        ("failed", "INTEGER", 1, None, 0),
-        ("missing", "INTEGER", 1, None, 0),
-        ("no_relevant", "INTEGER", 1, None, 0),
-        ("latency_p50", "FLOAT", 0, None, 0),
-        ("latency_p95", "FLOAT", 0, None, 0),
-        ("latency_p99", "FLOAT", 0, None, 0),
-        ("source", "TEXT", 0, None, 0),
-        ("rules", "TEXT", 1, None, 0),
-    ],
-    "eval_measures": [
-        ("run_id", "INTEGER", 1, None, 1),
-        ("workspace_id", "TEXT", 1, "'default'", 0),
-        ("measure", "TEXT", 1, None, 2),
-        ("mean", "FLOAT", 0, None, 0),
-        ("higher_is_better", "BOOLEAN", 1, None, 0),
-        ("position", "INTEGER", 1, None, 0),
-    ],
-    "eval_queries": [
-        ("run_id", "INTEGER", 1, None, 1),
-        ("workspace_id", "TEXT", 1, "'default'", 0),
-        ("query_id", "TEXT", 1, None, 2),
-        ("position", "INTEGER", 1, None, 0),
-        ("category", "TEXT", 0, None, 0),
-        ("intent", "TEXT", 0, None, 0),
-        ("status", "TEXT", 1, None, 0),
-        ("latency_ms", "FLOAT", 0, None, 0),
-    ],
-    "eval_query_values": [
-        ("run_id", "INTEGER", 1, None, 1),
-        ("workspace_id", "TEXT", 1, "'default'", 0),
-        ("query_id", "TEXT", 1, None, 2),
-        ("measure", "TEXT", 1, None, 3),
-        ("value", "FLOAT", 0, None, 0),
-    ],
-}
+    from recallbench.store._engine import create_store_engine
 
-EXPECTED_INDEXES = {
-    # name -> (unique, origin, columns); origin "pk" is a primary key's own index
-    "schema_migrations": {},
-    "eval_runs": {
-        "ix_eval_runs_series": (
-            0,
-            "c",
-            ["workspace_id", "system", "dataset_sha256", "created_at"],
-        ),
-    },
-    "eval_measures": {"sqlite_autoindex_eval_measures_1": (1, "pk", ["run_id", "measure"])},
-    "eval_queries": {"sqlite_autoindex_eval_queries_1": (1, "pk", ["run_id", "query_id"])},
-    "eval_query_values": {
-        "sqlite_autoindex_eval_query_values_1": (1, "pk", ["run_id", "query_id", "measure"])
-    },
-}
-
-RUN_FK = [("eval_runs", "run_id", "id", "NO ACTION", "CASCADE")]
-EXPECTED_FOREIGN_KEYS = {
-    # (table, from, to, on_update, on_delete)
-    "schema_migrations": [],
-    "eval_runs": [],
-    "eval_measures": RUN_FK,
-    "eval_queries": RUN_FK,
-    "eval_query_values": RUN_FK,
-}
+    engine = create_store_engine(url)
+    try:
+        with engine.begin() as connection:
+            result = connection.execute(text(statement), params)
+            return [tuple(row) for row in result] if result.returns_rows else []
+    finally:
+        engine.dispose()
 
 
-EXPECTED_STORAGE = {
-    # how SQLite keeps each table: AUTOINCREMENT never reuses the id of a deleted run;
-    # WITHOUT ROWID keeps the per-query rows in their key's b-tree (a third less disk)
-    "schema_migrations": "rowid",
-    "eval_runs": "rowid autoincrement",
-    "eval_measures": "rowid",
-    "eval_queries": "without rowid",
-    "eval_query_values": "without rowid",
-}
+def is_sqlite(url: str) -> bool:
+    return url.startswith("sqlite")
 
 
-def _storage(sql: str) -> str:
-    if sql.rstrip().endswith("WITHOUT ROWID"):
-        return "without rowid"
-    return "rowid autoincrement" if "PRIMARY KEY AUTOINCREMENT" in sql else "rowid"
+# ---------------------------------------------------------------- exact schema
 
 
-def test_m001_creates_exactly_this_schema(tmp_path: Path) -> None:
-    path = tmp_path / "deep" / "folder" / "store.db"
-    open_store(sqlite_url(path)).close()
-    db = sqlite3.connect(path)
-    tables = [
-        row[0]
-        for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-    ]
-    assert tables == sorted([*EXPECTED_COLUMNS, "sqlite_sequence"])
-    for table, columns in EXPECTED_COLUMNS.items():
-        info = [tuple(row[1:]) for row in db.execute(f"PRAGMA table_info({table})")]
-        assert info == columns, table
-        indexes = {}
-        for _, name, unique, origin, _partial in db.execute(f"PRAGMA index_list({table})"):
-            cols = [row[2] for row in db.execute(f"PRAGMA index_info({name})")]
-            indexes[name] = (unique, origin, cols)
-        assert indexes == EXPECTED_INDEXES[table], table
-        keys = [
-            (row[2], row[3], row[4], row[5], row[6])
-            for row in db.execute(f"PRAGMA foreign_key_list({table})")
-        ]
-        assert keys == EXPECTED_FOREIGN_KEYS[table], table
-    storage = {
-        name: _storage(sql)
-        for name, sql in db.execute(
-            "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name != 'sqlite_sequence'"
-        )
-    }
-    assert storage == EXPECTED_STORAGE
-    assert [row[:2] for row in db.execute("SELECT id, name FROM schema_migrations")] == [
-        (1, "m001_history")
-    ]
-    assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+def test_the_migrations_create_exactly_this_schema(db_url: str, tmp_path: Path) -> None:
+    """Every table, column, type, default, key, index, CHECK and foreign key, literally, on
+    SQLite and on PostgreSQL (tests/store_schema.py)."""
+    if is_sqlite(db_url):  # a folder that does not exist yet is created
+        db_url = sqlite_url(tmp_path / "deep" / "folder" / "store.db")
+    open_store(db_url).close()
+    if is_sqlite(db_url):
+        db = sqlite3.connect(tmp_path / "deep" / "folder" / "store.db")
+        found = schema.sqlite_schema(db)
+        assert found["tables"] == sorted([*schema.SQLITE_COLUMNS, "sqlite_sequence"])
+        for table, columns in schema.SQLITE_COLUMNS.items():
+            assert found["columns"][table] == columns, table
+            assert found["indexes"][table] == schema.SQLITE_INDEXES[table], table
+            assert found["foreign_keys"][table] == schema.SQLITE_FOREIGN_KEYS[table], table
+        assert found["checks"] == schema.SQLITE_CHECKS
+        assert found["storage"] == schema.SQLITE_STORAGE
+        assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    else:
+        import psycopg
+
+        with psycopg.connect(db_url) as connection:
+            found = schema.postgres_schema(connection)
+        assert found["tables"] == sorted(schema.POSTGRES_COLUMNS)
+        for table, columns in schema.POSTGRES_COLUMNS.items():
+            assert found["columns"][table] == columns, table
+            assert found["indexes"][table] == schema.POSTGRES_INDEXES[table], table
+            assert found["constraints"][table] == schema.POSTGRES_CONSTRAINTS[table], table
+        assert found["sequences"] == schema.POSTGRES_SEQUENCES
+    assert sql(db_url, "SELECT id, name FROM schema_migrations ORDER BY id") == schema.MIGRATIONS
 
 
 # ---------------------------------------------------------------- migrations
 
 
-def test_reopening_applies_nothing_again(tmp_path: Path) -> None:
-    url = sqlite_url(tmp_path / "h.db")
-    open_store(url).close()
-    first = sqlite3.connect(tmp_path / "h.db").execute("SELECT * FROM schema_migrations").fetchall()
-    with open_store(url) as store:
+def test_reopening_applies_nothing_again(db_url: str) -> None:
+    open_store(db_url).close()
+    first = sql(db_url, "SELECT * FROM schema_migrations ORDER BY id")
+    with open_store(db_url) as store:
         store.record(synthetic_report())
-    again = sqlite3.connect(tmp_path / "h.db").execute("SELECT * FROM schema_migrations").fetchall()
-    assert again == first
-    assert len(first) == 1
+    assert sql(db_url, "SELECT * FROM schema_migrations ORDER BY id") == first
+    assert len(first) == len(schema.MIGRATIONS)
 
 
-def test_an_appended_migration_upgrades_an_m001_database_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_an_appended_migration_upgrades_a_database_once(
+    db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    url = sqlite_url(tmp_path / "h.db")
-    with open_store(url) as store:
+    with open_store(db_url) as store:
         kept = store.record(synthetic_report())
     calls = []
 
-    def m002_notes(connection: object) -> None:
+    def m003_notes(connection: object) -> None:
         from sqlalchemy import Connection
 
         assert isinstance(connection, Connection)
         calls.append(1)
         connection.exec_driver_sql("CREATE TABLE eval_notes (run_id INTEGER, note TEXT)")
 
-    monkeypatch.setattr(_migrations, "MIGRATIONS", [*_migrations.MIGRATIONS, m002_notes])
-    open_store(url).close()
-    with open_store(url) as store:
+    monkeypatch.setattr(_migrations, "MIGRATIONS", [*_migrations.MIGRATIONS, m003_notes])
+    open_store(db_url).close()
+    with open_store(db_url) as store:
         assert store.get(kept.id) == kept  # data survives the upgrade
     assert calls == [1]
-    db = sqlite3.connect(tmp_path / "h.db")
-    assert [r[:2] for r in db.execute("SELECT id, name FROM schema_migrations ORDER BY id")] == [
-        (1, "m001_history"),
-        (2, "m002_notes"),
+    assert sql(db_url, "SELECT id, name FROM schema_migrations ORDER BY id") == [
+        *schema.MIGRATIONS,
+        (3, "m003_notes"),
     ]
-    assert db.execute("SELECT count(*) FROM eval_notes").fetchone() == (0,)
+    assert sql(db_url, "SELECT count(*) FROM eval_notes") == [(0,)]
 
 
 def test_a_failing_migration_leaves_nothing_behind(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    url = sqlite_url(tmp_path / "h.db")
-    open_store(url).close()
+    open_store(db_url).close()
 
-    def m002_broken(connection: object) -> None:
+    def m003_broken(connection: object) -> None:
         from sqlalchemy import Connection
 
         assert isinstance(connection, Connection)
         connection.exec_driver_sql("CREATE TABLE half_done (x INTEGER)")
         raise RuntimeError("migration bug")
 
-    monkeypatch.setattr(_migrations, "MIGRATIONS", [*_migrations.MIGRATIONS, m002_broken])
+    monkeypatch.setattr(_migrations, "MIGRATIONS", [*_migrations.MIGRATIONS, m003_broken])
     with pytest.raises(RuntimeError, match="migration bug"):
-        open_store(url)
-    db = sqlite3.connect(tmp_path / "h.db")
-    assert db.execute("SELECT count(*) FROM schema_migrations").fetchone() == (1,)
-    assert db.execute("SELECT name FROM sqlite_master WHERE name = 'half_done'").fetchall() == []
+        open_store(db_url)
+    assert sql(db_url, "SELECT count(*) FROM schema_migrations") == [(len(schema.MIGRATIONS),)]
+    from sqlalchemy import inspect
+
+    from recallbench.store._engine import create_store_engine
+
+    engine = create_store_engine(db_url)
+    assert not inspect(engine).has_table("half_done")  # DDL rolled back on both engines
+    engine.dispose()
 
 
-def test_a_database_from_a_newer_recallbench_is_refused(tmp_path: Path) -> None:
-    url = sqlite_url(tmp_path / "h.db")
-    open_store(url).close()
-    db = sqlite3.connect(tmp_path / "h.db")
-    db.execute("INSERT INTO schema_migrations VALUES (2, 'm002_future', '2030-01-01')")
-    db.commit()
-    with pytest.raises(ConfigError, match=r"m002_future.*newer version"):
-        open_store(url)
+def test_a_database_from_a_newer_recallbench_is_refused(db_url: str) -> None:
+    open_store(db_url).close()
+    sql(
+        db_url,
+        "INSERT INTO schema_migrations VALUES (3, 'm003_future', :at)",
+        at=datetime(2030, 1, 1, tzinfo=UTC),
+    )
+    with pytest.raises(ConfigError, match=r"m003_future.*newer version"):
+        open_store(db_url)
 
 
 # ---------------------------------------------------------------- round trip
 
 
-def test_record_get_runs_values_accept_round_trip(tmp_path: Path, sample_report: Report) -> None:
-    with open_store(sqlite_url(tmp_path / "h.db")) as store:
+def test_record_get_runs_values_accept_round_trip(db_url: str, sample_report: Report) -> None:
+    with open_store(db_url) as store:
         stored = store.record(sample_report, source="out/report.json")
         assert isinstance(stored, StoredRun)
         assert stored.id == 1 and stored.workspace == "default"
@@ -369,12 +281,12 @@ def test_record_get_runs_values_accept_round_trip(tmp_path: Path, sample_report:
         assert store.runs(accepted=False) == []
 
 
-def test_edge_cases_none_means_failures_and_non_finite_values(tmp_path: Path) -> None:
+def test_edge_cases_none_means_failures_and_non_finite_values(db_url: str) -> None:
     report = synthetic_report(queries=10)
     report = report.model_copy(
         update={"means": {"ndcg@10": None, "recall@10": float("nan")}, "latency_ms": None}
     )
-    with open_store(sqlite_url(tmp_path / "h.db")) as store:
+    with open_store(db_url) as store:
         stored = store.record(report, accepted=True)
         assert stored.means == {"ndcg@10": None, "recall@10": None}
         assert stored.failed == 2 and stored.error_rate == pytest.approx(0.2)
@@ -387,24 +299,24 @@ def test_edge_cases_none_means_failures_and_non_finite_values(tmp_path: Path) ->
         assert store.query_values(empty.id) == {}
 
 
-def test_a_query_without_a_value_for_a_measure_reads_back_none(tmp_path: Path) -> None:
+def test_a_query_without_a_value_for_a_measure_reads_back_none(db_url: str) -> None:
     report = synthetic_report(queries=2)
     first = report.queries[0].model_copy(update={"values": {"ndcg@10": 0.5}})
     report = report.model_copy(update={"queries": [first, report.queries[1]]})
-    with open_store(sqlite_url(tmp_path / "h.db")) as store:
+    with open_store(db_url) as store:
         values = store.query_values(store.record(report).id)
     assert values["q00000"] == {"ndcg@10": 0.5, "recall@10": None}
 
 
-def test_naive_report_times_are_taken_as_utc(tmp_path: Path) -> None:
+def test_naive_report_times_are_taken_as_utc(db_url: str) -> None:
     report = synthetic_report(created_at=datetime(2025, 1, 2, 3, 4, 5))
-    with open_store(sqlite_url(tmp_path / "h.db")) as store:
+    with open_store(db_url) as store:
         stored = store.record(report)
     assert stored.created_at == datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
 
 
-def test_runs_are_newest_first_and_filtered(tmp_path: Path) -> None:
-    with open_store(sqlite_url(tmp_path / "h.db")) as store:
+def test_runs_are_newest_first_and_filtered(db_url: str) -> None:
+    with open_store(db_url) as store:
         older = store.record(synthetic_report(created_at=T0 + timedelta(hours=2)))
         newest = store.record(synthetic_report(created_at=T0 + timedelta(hours=3)))
         oldest = store.record(synthetic_report(created_at=T0))
@@ -426,8 +338,8 @@ def test_runs_are_newest_first_and_filtered(tmp_path: Path) -> None:
         assert len(store.runs(system="sys-a", accepted=False)) == 3
 
 
-def test_workspaces_are_isolated(tmp_path: Path) -> None:
-    url = sqlite_url(tmp_path / "h.db")
+def test_workspaces_are_isolated(db_url: str) -> None:
+    url = db_url
     with open_store(url, workspace="team-a") as a, open_store(url, workspace="team-b") as b:
         run_a = a.record(synthetic_report())
         run_b = b.record(synthetic_report(system="sys-b"))
@@ -441,16 +353,15 @@ def test_workspaces_are_isolated(tmp_path: Path) -> None:
         with pytest.raises(ConfigError):
             b.query_values(run_a.id)
         assert not a.get(run_a.id).accepted
-    db = sqlite3.connect(tmp_path / "h.db")
     for table in ("eval_runs", "eval_measures", "eval_queries", "eval_query_values"):
-        spaces = {row[0] for row in db.execute(f"SELECT DISTINCT workspace_id FROM {table}")}
+        spaces = {row[0] for row in sql(url, f"SELECT DISTINCT workspace_id FROM {table}")}
         assert spaces == {"team-a", "team-b"}, table
     with open_store(url) as default:
         assert default.runs() == []
 
 
-def test_deleting_a_run_cascades_to_its_rows(tmp_path: Path) -> None:
-    with open_store(sqlite_url(tmp_path / "h.db")) as store:
+def test_deleting_a_run_cascades_to_its_rows(db_url: str) -> None:
+    with open_store(db_url) as store:
         run = store.record(synthetic_report())
         store.record(synthetic_report())
         from sqlalchemy import delete
@@ -458,18 +369,34 @@ def test_deleting_a_run_cascades_to_its_rows(tmp_path: Path) -> None:
         from recallbench.store._engine import transaction
         from recallbench.store._tables import eval_runs
 
-        with transaction(store._engine, write=True) as connection:  # foreign_keys = ON
+        with transaction(store._engine, write=True) as connection:  # SQLite: foreign_keys = ON
             connection.execute(delete(eval_runs).where(eval_runs.c.id == run.id))
-    db = sqlite3.connect(tmp_path / "h.db")
     for table in ("eval_measures", "eval_queries", "eval_query_values"):
-        assert db.execute(f"SELECT DISTINCT run_id FROM {table}").fetchall() == [(2,)], table
+        assert sql(db_url, f"SELECT DISTINCT run_id FROM {table}") == [(2,)], table
+
+
+def test_history_command_reads_either_engine(db_url: str) -> None:
+    from click.testing import CliRunner
+
+    from recallbench.cli import main
+
+    with open_store(db_url) as store:
+        store.record(synthetic_report(queries=5, created_at=T0))
+        store.accept(store.record(synthetic_report(created_at=T0 + timedelta(hours=1))).id)
+    result = CliRunner().invoke(main, ["history", "--store", db_url], env={"COLUMNS": "160"})
+    assert result.exit_code == 0, result.output
+    assert "sys-a on golden 1 (abababab)" in result.output
+    assert "runs #1 (2025-03-01 12:00 UTC) to #2 (2025-03-01 13:00 UTC)" in result.output
+    ndcg = next(line for line in result.output.splitlines() if "│ ndcg@10 " in line)
+    cells = [cell.strip() for cell in ndcg.strip("│").split("│")]
+    assert cells[:8] == ["ndcg@10", "2", "0.2400", "0.3333", "+0.0933", "0.2400", "0.3333", "1"]
 
 
 # ---------------------------------------------------------------- errors and defaults
 
 
-def test_unknown_run_id_is_a_config_error(tmp_path: Path) -> None:
-    with open_store(sqlite_url(tmp_path / "h.db")) as store:
+def test_unknown_run_id_is_a_config_error(db_url: str) -> None:
+    with open_store(db_url) as store:
         for call in (store.get, store.accept, store.query_values):
             with pytest.raises(ConfigError, match="no run 42"):
                 call(42)
@@ -488,12 +415,35 @@ def test_bad_urls_are_config_errors(url: str, message: str) -> None:
     assert url in str(error.value)
 
 
-def test_a_password_never_shows_in_errors() -> None:
-    # no driver installed, or nothing listening on port 1: a ConfigError either way
-    with pytest.raises(ConfigError) as error:
-        open_store("postgresql://ci:s3cret@127.0.0.1:1/recallbench")
+def test_an_unreachable_server_is_a_config_error_without_the_password() -> None:
+    with pytest.raises(ConfigError, match="cannot open the history store") as error:
+        open_store("postgresql://ci:s3cret@127.0.0.1:1/recallbench")  # nothing listens on 1
     assert "s3cret" not in str(error.value)
-    assert "ci:***@127.0.0.1:1/recallbench" in str(error.value)
+    assert "postgresql://ci:***@127.0.0.1:1/recallbench" in str(error.value)
+
+
+def test_postgres_urls_use_psycopg_3(postgres_url: str) -> None:
+    from recallbench.store._engine import create_store_engine
+
+    for scheme in ("postgresql", "postgres"):
+        url = postgres_url.replace("postgresql://", f"{scheme}://")
+        engine = create_store_engine(url)
+        assert engine.dialect.driver == "psycopg"
+        engine.dispose()
+        with open_store(url) as store:
+            assert store.url == url
+            assert store.runs() == []
+
+
+def test_a_missing_postgres_driver_is_a_config_error_saying_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # import psycopg -> ImportError
+    with pytest.raises(ConfigError, match=r"driver is not installed") as error:
+        open_store("postgresql://ci:s3cret@db.example:5432/recallbench")
+    assert "pip install 'recallbench[postgres]'" in str(error.value)
+    assert "postgresql://ci:***@db.example:5432/recallbench" in str(error.value)
+    assert "s3cret" not in str(error.value)
 
 
 def test_a_file_that_is_not_a_database_is_a_config_error(tmp_path: Path) -> None:
@@ -543,8 +493,10 @@ with open_store(sys.argv[1]) as store:
 """
 
 
-def test_history_survives_across_processes(tmp_path: Path, sample_report: Report) -> None:
-    url = sqlite_url(tmp_path / "h.db")
+def test_history_survives_across_processes(
+    db_url: str, tmp_path: Path, sample_report: Report
+) -> None:
+    url = db_url
     report_file = tmp_path / "report.json"
     report_file.write_text(sample_report.model_dump_json())
     done = python(RECORD, url, str(report_file), "1", "child")
@@ -565,9 +517,10 @@ def test_history_survives_across_processes(tmp_path: Path, sample_report: Report
     assert json.loads(read.stdout) == [[mine.id, "parent", True], [child.id, "child", False]]
 
 
-def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
-    """Four processes open a new store at once (the migration race) and record together."""
-    url = sqlite_url(tmp_path / "shared.db")
+def test_concurrent_writers_lose_nothing(db_url: str, tmp_path: Path) -> None:
+    """Four processes open a new store at once (the migration race: SQLite's write lock,
+    PostgreSQL's advisory lock) and record together."""
+    url = db_url
     report_file = tmp_path / "report.json"
     report_file.write_text(synthetic_report(queries=500).model_dump_json())
     writers, each = 4, 5
@@ -589,27 +542,24 @@ def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
         runs = store.runs()
         assert sorted(r.id for r in runs) == reported
         assert {r.source for r in runs} == {f"w{n}" for n in range(writers)}
-    db = sqlite3.connect(tmp_path / "shared.db")
-    assert db.execute("SELECT count(*) FROM schema_migrations").fetchone() == (1,)
-    assert db.execute("SELECT count(*) FROM eval_queries").fetchone() == (writers * each * 500,)
-    assert db.execute("SELECT count(*) FROM eval_query_values").fetchone() == (
-        writers * each * 500 * 2,
-    )
+    assert sql(url, "SELECT count(*) FROM schema_migrations") == [(len(schema.MIGRATIONS),)]
+    assert sql(url, "SELECT count(*) FROM eval_queries") == [(writers * each * 500,)]
+    assert sql(url, "SELECT count(*) FROM eval_query_values") == [(writers * each * 500 * 2,)]
 
 
 # ---------------------------------------------------------------- speed
 
 
-def test_a_run_of_10000_queries_and_8_measures_records_fast(tmp_path: Path) -> None:
+def test_a_run_of_10000_queries_and_8_measures_records_fast(db_url: str) -> None:
     measures = tuple(f"ndcg@{k}" for k in (1, 2, 3, 5, 10, 20, 50, 100))
     report = synthetic_report(queries=10_000, measures=measures)
-    with open_store(sqlite_url(tmp_path / "h.db")) as store:
+    with open_store(db_url) as store:
         start = time.perf_counter()
         stored = store.record(report)
         recorded = time.perf_counter() - start
         start = time.perf_counter()
         values = store.query_values(stored.id)
         read = time.perf_counter() - start
-    print(f"recorded 10,000 x 8 in {recorded:.2f} s, read back in {read:.2f} s")
+    print(f"{db_url.split(':')[0]}: recorded 10,000 x 8 in {recorded:.2f} s, read in {read:.2f} s")
     assert len(values) == 10_000 and values["q09998"]["ndcg@100"] == pytest.approx(0.9998)
     assert recorded < 5.0

@@ -20,8 +20,11 @@ COMMANDS = {
     "compare": ("recallbench.cli._compare", "compare"),
     "power": ("recallbench.cli._power", "power"),
     "history": ("recallbench.cli._history", "history"),
+    "store": ("recallbench.cli._store", "store"),
     "gate": ("recallbench.cli._gate", "gate"),
     "baseline": ("recallbench.cli._gate", "baseline"),
+    "harvest": ("recallbench.cli._harvest", "harvest"),
+    "proxy": ("recallbench.cli._proxy", "proxy"),
     "datasets": ("recallbench.cli._datasets", "datasets"),
     "systems": ("recallbench.cli._systems", "systems"),
 }

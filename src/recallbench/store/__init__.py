@@ -1,5 +1,7 @@
-"""The history store: every evaluation run's summary and per-query values (SQLite by
-default, selected by a SQLAlchemy URL), read by the quality gate and `recallbench history`.
+"""The history store: every evaluation run's summary and per-query values, read by the
+quality gate and `recallbench history`, and the online telemetry (query log, feedback
+events, judgments) read by `recallbench harvest`. SQLite by default; PostgreSQL or another
+database selected by a SQLAlchemy URL.
 
 Names are imported on first use (PEP 562): SQLAlchemy loads only when a store is opened.
 """
@@ -14,7 +16,24 @@ if TYPE_CHECKING:
     from recallbench.store._engine import default_store_url
     from recallbench.store._model import StoredRun
     from recallbench.store._store import Store, open_store
+    from recallbench.store._telemetry import (
+        FEEDBACK_KINDS,
+        JUDGMENT_SOURCES,
+        FeedbackEvent,
+        Judgment,
+        QueryLogEntry,
+    )
 
-__all__ = ["Store", "StoredRun", "default_store_url", "open_store"]
+__all__ = [
+    "FEEDBACK_KINDS",
+    "JUDGMENT_SOURCES",
+    "FeedbackEvent",
+    "Judgment",
+    "QueryLogEntry",
+    "Store",
+    "StoredRun",
+    "default_store_url",
+    "open_store",
+]
 
-__getattr__ = lazy_exports(__name__, ("_engine", "_model", "_store"), __all__)
+__getattr__ = lazy_exports(__name__, ("_engine", "_model", "_store", "_telemetry"), __all__)

@@ -1,10 +1,15 @@
 """Where the history store lives and how we connect to it.
 
-A store is selected by a SQLAlchemy URL so that SQLite (the embedded default) and, later,
-PostgreSQL sit behind the same code. SQLite connections get WAL mode (readers never wait
-for a writer), a busy timeout (concurrent writers queue instead of failing) and enforced
-foreign keys. Writes begin with ``BEGIN IMMEDIATE``: a deferred transaction that later
-needs the write lock can fail at once with "database is locked", whatever the timeout.
+A store is selected by a SQLAlchemy URL so that SQLite (the embedded default) and
+PostgreSQL (the shared, team-scale store) sit behind the same code. SQLite connections get
+WAL mode (readers never wait for a writer), a busy timeout (concurrent writers queue
+instead of failing) and enforced foreign keys. Writes begin with ``BEGIN IMMEDIATE``: a
+deferred transaction that later needs the write lock can fail at once with "database is
+locked", whatever the timeout.
+
+``postgresql://`` and ``postgres://`` URLs (libpq's spelling) use psycopg 3
+(``pip install 'recallbench[postgres]'``); a URL naming another driver
+(``postgresql+psycopg2://``) is taken as written.
 """
 
 from __future__ import annotations
@@ -25,6 +30,12 @@ from recallbench.core._home import data_home
 ENV_VAR = "RECALLBENCH_STORE"
 BUSY_TIMEOUT_MS = 30_000
 """How long a SQLite writer waits for another one before giving up."""
+CONNECT_TIMEOUT_S = 10
+"""How long a PostgreSQL connection attempt may take (unless the URL sets connect_timeout)."""
+POSTGRES_DRIVER = "postgresql+psycopg"
+_POSTGRES_NAMES = frozenset({"postgresql", "postgres"})
+_LIBPQ_DRIVERS = frozenset({POSTGRES_DRIVER, "postgresql+psycopg2"})
+"""Drivers that take libpq's ``connect_timeout``."""
 _WRITE = "recallbench_write"
 """Execution option that makes a SQLite transaction begin IMMEDIATE (see module doc)."""
 
@@ -61,6 +72,9 @@ def create_store_engine(url: str) -> Engine:
             f"history store {shown!r} is not a database URL "
             "(expected e.g. sqlite:///path/to/recallbench.db)"
         ) from None
+    if parsed.drivername in _POSTGRES_NAMES:
+        parsed = parsed.set(drivername=POSTGRES_DRIVER)
+    options: dict[str, Any] = {}
     if parsed.get_backend_name() == "sqlite":
         try:
             _make_folder(parsed)
@@ -68,17 +82,23 @@ def create_store_engine(url: str) -> Engine:
             raise ConfigError(
                 f"history store {shown!r}: cannot create its folder: {error}"
             ) from None
+    elif parsed.drivername in _LIBPQ_DRIVERS and "connect_timeout" not in parsed.query:
+        options["connect_args"] = {"connect_timeout": CONNECT_TIMEOUT_S}
     try:
-        engine = create_engine(parsed)
+        engine = create_engine(parsed, **options)
     except NoSuchModuleError:
         raise ConfigError(
             f"history store {shown!r}: unknown database kind {parsed.drivername!r} "
-            "(expected e.g. sqlite:///path/to/recallbench.db)"
+            "(expected e.g. sqlite:///path/to/recallbench.db or postgresql://user@host/db)"
         ) from None
     except ImportError as error:
+        hint = (
+            "pip install 'recallbench[postgres]'"
+            if parsed.get_backend_name() == "postgresql"
+            else "install it with pip"
+        )
         raise ConfigError(
-            f"history store {shown!r}: the database driver is not installed ({error}); "
-            "install it with pip"
+            f"history store {shown!r}: the database driver is not installed ({error}); {hint}"
         ) from None
     if engine.dialect.name == "sqlite":
         _configure_sqlite(engine)

@@ -2,8 +2,12 @@
 
 Opening an up-to-date store only reads ``schema_migrations``. When something is pending,
 each migration runs in its own write transaction that re-reads what is applied first, so
-two processes opening a new store at once apply it once (on SQLite the write transaction
-holds the database lock; PostgreSQL will need a table lock here when it is supported).
+two processes opening a new store at once apply it once: on SQLite the write transaction
+holds the database lock; on PostgreSQL it first takes a transaction-scoped advisory lock
+(``pg_advisory_xact_lock``, one key per database), which also covers the creation of
+``schema_migrations`` itself (``CREATE TABLE`` is not safe against a concurrent one).
+PostgreSQL runs DDL inside transactions, so a failing migration leaves nothing behind there
+either.
 """
 
 from __future__ import annotations
@@ -11,7 +15,17 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-from sqlalchemy import Column, Connection, DateTime, Engine, Integer, MetaData, Table, Text
+from sqlalchemy import (
+    Column,
+    Connection,
+    DateTime,
+    Engine,
+    Integer,
+    MetaData,
+    Table,
+    Text,
+    text,
+)
 from sqlalchemy import inspect as inspect_db
 
 from recallbench.core._errors import ConfigError
@@ -29,6 +43,8 @@ schema_migrations = Table(
 """One row per applied migration: its number and function name."""
 
 _NAME = re.compile(r"m(\d{3,})_\w+")
+LOCK_KEY = 0x7265_6361_6C6C
+"""PostgreSQL advisory lock key held while migrating ("recall" in ASCII)."""
 
 
 def migration_number(migration: Migration) -> int:
@@ -51,10 +67,12 @@ def migrate(engine: Engine) -> list[str]:
     if applied is not None and len(applied) == len(migrations):
         return []
     with transaction(engine, write=True) as connection:
+        _lock(connection)
         schema_migrations.create(connection, checkfirst=True)
     done = []
     for number, migration in zip(numbers, migrations, strict=True):
         with transaction(engine, write=True) as connection:
+            _lock(connection)
             if number in (_applied(connection) or {}):
                 continue  # another process applied it meanwhile
             migration(connection)
@@ -65,6 +83,13 @@ def migrate(engine: Engine) -> list[str]:
             )
             done.append(migration.__name__)
     return done
+
+
+def _lock(connection: Connection) -> None:
+    """Serialise migrating processes on PostgreSQL until this transaction ends (SQLite's
+    write transaction is already exclusive)."""
+    if connection.dialect.name == "postgresql":
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": LOCK_KEY})
 
 
 def _applied(connection: Connection) -> dict[int, str] | None:

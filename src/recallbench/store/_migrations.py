@@ -6,7 +6,8 @@ extend the schema with a new function ``mNNN_what(connection)`` appended to
 and is recorded in ``schema_migrations`` (see ``_migrate``). Each migration declares the
 tables it creates in its own ``MetaData``, frozen as they were, and only generic types, so
 one definition serves SQLite and PostgreSQL. ``tests/test_store.py`` asserts the exact
-resulting schema: a change here must change that test too.
+resulting schema on SQLite and PostgreSQL (written out in ``tests/store_schema.py``): a
+change here must change that file too.
 
 Every table carries ``workspace_id`` so that one database can hold several teams'
 or projects' data; ``eval_`` tables hold evaluation results (the history the gate reads).
@@ -15,10 +16,12 @@ or projects' data; ``eval_`` tables hold evaluation results (the history the gat
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 
 from sqlalchemy import (
     BigInteger,
     Boolean,
+    CheckConstraint,
     Column,
     Connection,
     DateTime,
@@ -30,6 +33,7 @@ from sqlalchemy import (
     PrimaryKeyConstraint,
     Table,
     Text,
+    UniqueConstraint,
     false,
 )
 
@@ -121,5 +125,127 @@ def m001_history(connection: Connection) -> None:
     metadata.create_all(connection)
 
 
-MIGRATIONS: list[Migration] = [m001_history]
+def _id() -> Column[int]:
+    return Column("id", RUN_ID, primary_key=True, autoincrement=True)
+
+
+def _created_at() -> Column[datetime]:
+    return Column("created_at", DateTime(timezone=True), nullable=False)
+
+
+def _one_of(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(value) for value in values)})"
+
+
+def m002_telemetry(connection: Connection) -> None:
+    """Online telemetry: the query log, feedback events, graded judgments, and the state of
+    A/B tests with their shadow runs. JSON columns are TEXT (one type for both databases).
+
+    The CHECK lists are written out here, frozen: widening ``FEEDBACK_KINDS`` or
+    ``JUDGMENT_SOURCES`` later needs a new migration."""
+    feedback_kinds = (
+        "read_after_search",
+        "re_search",
+        "scroll_past",
+        "reference",
+        "validated_useful",
+        "validated_not_useful",
+    )
+    judgment_sources = ("manual", "implicit", "bootstrapped", "validated")
+    metadata = MetaData()
+    Table(
+        "query_log",
+        metadata,
+        _id(),
+        _workspace(),
+        Column("query_id", Text, nullable=False),
+        Column("text", Text, nullable=False),
+        Column("intent", Text),
+        Column("mode", Text),
+        Column("session_id", Text),
+        Column("tool", Text),
+        Column("results", Text, nullable=False),  # JSON: ranked ids
+        Column("channels", Text, nullable=False),  # JSON: channel -> ids
+        Column("texts", Text, nullable=False),  # JSON: id -> text
+        Column("latency_ms", Float),
+        Column("trace_id", Text),
+        _created_at(),
+        Column("golden", Boolean, nullable=False, server_default=false()),
+        Column("category", Text),
+        UniqueConstraint("workspace_id", "query_id", name="uq_query_log_query"),
+        Index("ix_query_log_created", "workspace_id", "created_at"),
+        Index("ix_query_log_session", "workspace_id", "session_id"),
+    )
+    Table(
+        "feedback_events",
+        metadata,
+        _id(),
+        _workspace(),
+        Column("query_id", Text, nullable=False),
+        Column("kind", Text, nullable=False),
+        Column("doc_id", Text),
+        Column("rank", Integer),
+        Column("session_id", Text),
+        _created_at(),
+        CheckConstraint(_one_of("kind", feedback_kinds), name="ck_feedback_events_kind"),
+        Index("ix_feedback_events_query", "workspace_id", "query_id"),
+    )
+    Table(
+        "judgments",
+        metadata,
+        _id(),
+        _workspace(),
+        Column("query_id", Text, nullable=False),
+        Column("doc_id", Text, nullable=False),
+        Column("grade", Integer, nullable=False),
+        Column("source", Text, nullable=False),
+        Column("annotator", Text),
+        Column("confidence", Float),
+        _created_at(),
+        CheckConstraint("grade BETWEEN 0 AND 3", name="ck_judgments_grade"),
+        CheckConstraint(_one_of("source", judgment_sources), name="ck_judgments_source"),
+        UniqueConstraint(
+            "workspace_id", "query_id", "doc_id", "source", name="uq_judgments_judgment"
+        ),
+    )
+    Table(
+        "ab_tests",
+        metadata,
+        _id(),
+        _workspace(),
+        Column("name", Text, nullable=False),
+        Column("control", Text, nullable=False),
+        Column("treatment", Text, nullable=False),
+        Column("measure", Text, nullable=False),
+        Column("status", Text, nullable=False),
+        Column("sprt_state", Text),  # JSON
+        Column("beta_state", Text),  # JSON
+        _created_at(),
+        Column("updated_at", DateTime(timezone=True), nullable=False),
+        Column("decided_at", DateTime(timezone=True)),
+        Column("decision", Text),
+        UniqueConstraint("workspace_id", "name", name="uq_ab_tests_name"),
+    )
+    Table(
+        "shadow_runs",
+        metadata,
+        _id(),
+        _workspace(),
+        Column("ab_test_id", RUN_ID, ForeignKey("ab_tests.id", ondelete="CASCADE")),
+        Column("query_id", Text, nullable=False),
+        Column("control_results", Text, nullable=False),  # JSON: ranked ids
+        Column("treatment_results", Text, nullable=False),  # JSON: ranked ids
+        Column("control_latency_ms", Float),
+        Column("treatment_latency_ms", Float),
+        Column("kendall_tau", Float),
+        Column("jaccard", Float),
+        Column("top1_changed", Boolean),
+        _created_at(),
+        Index("ix_shadow_runs_created", "workspace_id", "created_at"),
+        Index("ix_shadow_runs_ab_test", "ab_test_id", "created_at"),
+    )
+    metadata.create_all(connection)
+
+
+MIGRATIONS: list[Migration] = [m001_history, m002_telemetry]
 """In order; append only."""

@@ -6,7 +6,7 @@ import json
 import math
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import RowMapping
 
@@ -17,9 +17,10 @@ if TYPE_CHECKING:
     from recallbench.report import Report
 
 Row = dict[str, Any]
+T = TypeVar("T")
 
 
-def _finite(value: float | None) -> float | None:
+def finite(value: float | None) -> float | None:
     """NaN and infinities become NULL: SQLite would store NaN as NULL anyway, PostgreSQL
     would keep it; one rule for both."""
     return value if value is not None and math.isfinite(value) else None
@@ -51,9 +52,9 @@ def run_row(
         "failed": counts.failed,
         "missing": counts.missing,
         "no_relevant": counts.no_relevant,
-        "latency_p50": _finite(latency.p50) if latency else None,
-        "latency_p95": _finite(latency.p95) if latency else None,
-        "latency_p99": _finite(latency.p99) if latency else None,
+        "latency_p50": finite(latency.p50) if latency else None,
+        "latency_p95": finite(latency.p95) if latency else None,
+        "latency_p99": finite(latency.p99) if latency else None,
         "source": source,
         "rules": json.dumps(report.rules, ensure_ascii=False),
     }
@@ -65,7 +66,7 @@ def measure_rows(report: Report, run_id: int, workspace: str) -> list[Row]:
             "run_id": run_id,
             "workspace_id": workspace,
             "measure": info.name,
-            "mean": _finite(report.means.get(info.name)),
+            "mean": finite(report.means.get(info.name)),
             "higher_is_better": info.higher_is_better,
             "position": position,
         }
@@ -83,7 +84,7 @@ def query_rows(report: Report, run_id: int, workspace: str) -> list[Row]:
             "category": query.category,
             "intent": query.intent,
             "status": query.status,
-            "latency_ms": _finite(query.latency_ms),
+            "latency_ms": finite(query.latency_ms),
         }
         for position, query in enumerate(report.queries)
     ]
@@ -98,7 +99,7 @@ def value_rows(report: Report, run_id: int, workspace: str) -> list[Row]:
             "workspace_id": workspace,
             "query_id": query.id,
             "measure": name,
-            "value": _finite(query.values.get(name)),
+            "value": finite(query.values.get(name)),
         }
         for query in report.queries
         for name in names
@@ -136,7 +137,7 @@ def stored_run(row: RowMapping, measures: Sequence[RowMapping]) -> StoredRun:
     )
 
 
-def chunks(items: Sequence[int], size: int = 500) -> Iterable[Sequence[int]]:
+def chunks(items: Sequence[T], size: int = 500) -> Iterable[Sequence[T]]:
     """Slices of ``items``: bound parameters per statement are limited (SQLite: 32766)."""
     for start in range(0, len(items), size):
         yield items[start : start + size]

@@ -2,7 +2,8 @@
 
 The quality gate reads it for rolling baselines and paired tests against earlier runs;
 ``recallbench history`` reads it for trends. One class over SQLAlchemy Core serves SQLite
-now and PostgreSQL later.
+and PostgreSQL; the online telemetry (query log, feedback, judgments) comes from the
+``TelemetryStore`` mixin.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from recallbench.store._rows import (
     value_rows,
 )
 from recallbench.store._tables import eval_measures, eval_queries, eval_query_values, eval_runs
+from recallbench.store._telemetry_store import TelemetryStore
 
 if TYPE_CHECKING:
     from recallbench.report import Report
@@ -60,8 +62,9 @@ def open_store(url: str | None = None, workspace: str = "default") -> Store:
     return Store(engine, display_url(url), workspace)
 
 
-class Store:
-    """Runs recorded in one workspace of a store. Use as a context manager, or ``close()``."""
+class Store(TelemetryStore):
+    """Runs and telemetry recorded in one workspace of a store. Use as a context manager,
+    or ``close()``."""
 
     def __init__(self, engine: Engine, url: str, workspace: str) -> None:
         self._engine = engine

@@ -20,6 +20,7 @@ from sqlalchemy import (
     Table,
     Text,
     TypeDecorator,
+    UniqueConstraint,
 )
 
 from recallbench.store._migrations import RUN_ID
@@ -110,3 +111,104 @@ eval_query_values = Table(
     Column("measure", Text, primary_key=True),
     Column("value", Float),
 )
+
+query_log = Table(
+    "query_log",
+    metadata,
+    Column("id", RUN_ID, primary_key=True, autoincrement=True),
+    Column("workspace_id", Text, nullable=False),
+    Column("query_id", Text, nullable=False),
+    Column("text", Text, nullable=False),
+    Column("intent", Text),
+    Column("mode", Text),
+    Column("session_id", Text),
+    Column("tool", Text),
+    Column("results", Text, nullable=False),
+    Column("channels", Text, nullable=False),
+    Column("texts", Text, nullable=False),
+    Column("latency_ms", Float),
+    Column("trace_id", Text),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("golden", Boolean, nullable=False),
+    Column("category", Text),
+    UniqueConstraint("workspace_id", "query_id", name="uq_query_log_query"),
+)
+
+feedback_events = Table(
+    "feedback_events",
+    metadata,
+    Column("id", RUN_ID, primary_key=True, autoincrement=True),
+    Column("workspace_id", Text, nullable=False),
+    Column("query_id", Text, nullable=False),
+    Column("kind", Text, nullable=False),
+    Column("doc_id", Text),
+    Column("rank", Integer),
+    Column("session_id", Text),
+    Column("created_at", UTCDateTime, nullable=False),
+)
+
+judgments = Table(
+    "judgments",
+    metadata,
+    Column("id", RUN_ID, primary_key=True, autoincrement=True),
+    Column("workspace_id", Text, nullable=False),
+    Column("query_id", Text, nullable=False),
+    Column("doc_id", Text, nullable=False),
+    Column("grade", Integer, nullable=False),
+    Column("source", Text, nullable=False),
+    Column("annotator", Text),
+    Column("confidence", Float),
+    Column("created_at", UTCDateTime, nullable=False),
+    UniqueConstraint("workspace_id", "query_id", "doc_id", "source", name="uq_judgments_judgment"),
+)
+
+ab_tests = Table(
+    "ab_tests",
+    metadata,
+    Column("id", RUN_ID, primary_key=True, autoincrement=True),
+    Column("workspace_id", Text, nullable=False),
+    Column("name", Text, nullable=False),
+    Column("control", Text, nullable=False),
+    Column("treatment", Text, nullable=False),
+    Column("measure", Text, nullable=False),
+    Column("status", Text, nullable=False),
+    Column("sprt_state", Text),
+    Column("beta_state", Text),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Column("decided_at", UTCDateTime),
+    Column("decision", Text),
+)
+
+shadow_runs = Table(
+    "shadow_runs",
+    metadata,
+    Column("id", RUN_ID, primary_key=True, autoincrement=True),
+    Column("workspace_id", Text, nullable=False),
+    Column("ab_test_id", RUN_ID),
+    Column("query_id", Text, nullable=False),
+    Column("control_results", Text, nullable=False),
+    Column("treatment_results", Text, nullable=False),
+    Column("control_latency_ms", Float),
+    Column("treatment_latency_ms", Float),
+    Column("kendall_tau", Float),
+    Column("jaccard", Float),
+    Column("top1_changed", Boolean),
+    Column("created_at", UTCDateTime, nullable=False),
+)
+
+WORKSPACE_TABLES = {
+    table.name: table
+    for table in (
+        eval_runs,
+        eval_measures,
+        eval_queries,
+        eval_query_values,
+        query_log,
+        feedback_events,
+        judgments,
+        ab_tests,
+        shadow_runs,
+    )
+}
+"""Every table that holds workspace rows, by name (``Store.count`` accepts these)."""

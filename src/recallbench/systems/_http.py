@@ -17,7 +17,7 @@ from pydantic import Field, JsonValue
 
 from recallbench.core import Document, Hit, Query, SystemUnderTestError
 from recallbench.core._model import Record
-from recallbench.systems._mcp import fill, select
+from recallbench.systems._answers import fill, select
 from recallbench.systems._profile import Results
 
 _ENV = re.compile(r"\$\{(\w+)\}")

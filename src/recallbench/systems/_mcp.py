@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import re
 import shutil
@@ -26,32 +25,16 @@ from urllib.parse import urlsplit
 import anyio
 
 from recallbench.core import Document, Hit, Query, SystemUnderTestError
+from recallbench.systems._answers import (
+    answer_texts,
+    fill,
+    hit_text,
+    normalise,
+    raw_hits,
+    select,
+)
 from recallbench.systems._install import install_folder, is_installed
 from recallbench.systems._profile import Profile
-
-_PLACEHOLDER = re.compile(r"\{([a-z_.]+)\}")
-
-
-def fill(template: Any, values: dict[str, Any]) -> Any:
-    """Replace ``{name}`` placeholders in every string of a JSON template; a string that is
-    exactly one placeholder takes the value's own type (``"{k}"`` -> 10)."""
-    if isinstance(template, str):
-        whole = _PLACEHOLDER.fullmatch(template)
-        if whole and whole.group(1) in values:
-            return values[whole.group(1)]
-        return _PLACEHOLDER.sub(lambda m: str(values.get(m.group(1), m.group(0))), template)
-    if isinstance(template, list):
-        return [fill(item, values) for item in template]
-    if isinstance(template, dict):
-        return {key: fill(value, values) for key, value in template.items()}
-    return template
-
-
-def select(value: Any, path: str) -> Any:
-    """Follow a dotted path (``entities`` or ``result.hits``) into JSON; "" is the value."""
-    for part in filter(None, path.split(".")):
-        value = value.get(part) if isinstance(value, dict) else None
-    return value
 
 
 def _free_port() -> int:
@@ -61,14 +44,28 @@ def _free_port() -> int:
         return port
 
 
-def normalise(text: str) -> str:
-    return " ".join(re.findall(r"\w+", text.lower()))
-
-
-def _text_of(value: Any) -> str:
-    if isinstance(value, list):
-        return " ".join(map(str, value))
-    return "" if value is None else str(value)
+async def wait_for_listener(
+    url: str, timeout: float, process: asyncio.subprocess.Process | None = None
+) -> None:
+    """Poll the URL's host and port until something accepts connections (the server has
+    started); SystemUnderTestError if ``process`` ends first, TimeoutError after
+    ``timeout`` seconds."""
+    parts = urlsplit(url)
+    host, port = parts.hostname or "127.0.0.1", parts.port or 80
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            _, writer = await asyncio.open_connection(host, port)
+        except OSError:
+            if process is not None and process.returncode is not None:
+                raise SystemUnderTestError(f"the server exited ({process.returncode})") from None
+            if time.monotonic() > deadline:
+                raise TimeoutError from None
+            await asyncio.sleep(0.1)
+            continue
+        writer.close()
+        await writer.wait_closed()
+        return
 
 
 class MCPSystem:
@@ -182,26 +179,7 @@ class MCPSystem:
         return await self._handshake(self._stack, streams[0], streams[1])
 
     async def _wait_for_listener(self, url: str) -> None:
-        """Poll the URL's host and port until something accepts connections (the server
-        has started), the process ends, or the start-up time is over."""
-        parts = urlsplit(url)
-        host, port = parts.hostname or "127.0.0.1", parts.port or 80
-        deadline = time.monotonic() + self.profile.server.startup_timeout
-        while True:
-            try:
-                _, writer = await asyncio.open_connection(host, port)
-            except OSError:
-                if self._process is not None and self._process.returncode is not None:
-                    raise SystemUnderTestError(
-                        f"the server exited ({self._process.returncode})"
-                    ) from None
-                if time.monotonic() > deadline:
-                    raise TimeoutError from None
-                await asyncio.sleep(0.1)
-                continue
-            writer.close()
-            await writer.wait_closed()
-            return
+        await wait_for_listener(url, self.profile.server.startup_timeout, self._process)
 
     async def _handshake(self, stack: AsyncExitStack, read: Any, write: Any) -> set[str]:
         from mcp import ClientSession
@@ -252,11 +230,7 @@ class MCPSystem:
             raise RuntimeError(f"{self.name}: call before setup")
         with anyio.fail_after(self.profile.server.call_timeout):
             result = await self._session.call_tool(tool, arguments)
-        texts = [
-            block.text
-            for block in getattr(result, "content", [])
-            if getattr(block, "type", "") == "text"
-        ]
+        texts = answer_texts(result)
         if getattr(result, "is_error", getattr(result, "isError", False)):
             raise SystemUnderTestError(f"{tool} failed: {' '.join(texts)[:300]}")
         for pattern in self.profile.results.error_patterns:
@@ -274,22 +248,7 @@ class MCPSystem:
 
     def _hits(self, result: Any) -> list[Hit]:
         spec = self.profile.results
-        texts = [block.text for block in result.content if getattr(block, "type", "") == "text"]
-        if spec.source == "text_blocks":
-            raw: list[Any] = [{"text": text} for text in texts]
-        else:
-            structured = getattr(result, "structured_content", None)
-            if structured is None:
-                structured = getattr(result, "structuredContent", None)
-            if spec.source == "json_text" or structured is None:
-                try:
-                    structured = json.loads(texts[0]) if texts else None
-                except json.JSONDecodeError:
-                    raise SystemUnderTestError(
-                        f"{self.name}: expected JSON in the answer, got {texts[0][:120]!r}"
-                    ) from None
-            found = select(structured, spec.hits)
-            raw = found if isinstance(found, list) else []
+        raw = raw_hits(result, spec, self.name)
         hits = []
         for item in raw:
             doc_id = self._map(item)
@@ -311,7 +270,7 @@ class MCPSystem:
         if spec.match == "id":
             value = select(item, spec.id) if spec.id else None
             return str(value) if value is not None and str(value) in self._ids else None
-        text = normalise(_text_of(select(item, spec.text) if spec.text else item.get("text")))
+        text = normalise(hit_text(item, spec.text))
         exact = self._by_content.get(text)
         if exact is not None or spec.match == "content":
             return exact

@@ -87,6 +87,25 @@ class Results(Record):
     """Regular expressions that mark a text answer as an error even if is_error is false."""
 
 
+class ReadTool(Record):
+    tool: str
+    """A tool that reads memories by id (server-memory's ``open_nodes``)."""
+    ids: str
+    """Dotted path of the argument holding one id or a list of ids (``names``)."""
+
+
+class ProxyRules(Record):
+    """How ``recallbench proxy`` reads an agent's use of the server (optional)."""
+
+    read_tools: list[ReadTool] = Field(default_factory=list)
+    """Tools whose calls count as reading memories, for read-after-search feedback."""
+    id: str | None = None
+    """Dotted path of a hit's id in the search answer when it differs from
+    ``[results].id`` (which may name a field only recallbench's own ingestion sets)."""
+    text: str | None = None
+    """Dotted path of a hit's text, when it differs from ``[results].text``."""
+
+
 class Profile(Record):
     """An MCP server's profile (the default kind)."""
 
@@ -97,6 +116,7 @@ class Profile(Record):
     ingest: Ingest
     search: Search
     results: Results = Field(default_factory=Results)
+    proxy: ProxyRules = Field(default_factory=ProxyRules)
 
 
 def shipped_profiles() -> dict[str, Path]:

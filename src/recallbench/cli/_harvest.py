@@ -1,0 +1,99 @@
+"""`recallbench harvest`: a golden dataset from what agents really asked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from recallbench.cli._errors import reports_errors
+from recallbench.cli._run import make_console
+from recallbench.core._files import atomic_write_text
+
+
+@click.command(
+    epilog="""\b
+Examples:
+  recallbench harvest --out golden.json
+  recallbench harvest --since 2026-11-01 --sample-per-intent 50 --out golden.json
+  recallbench harvest --store postgresql://rb@db/recallbench --workspace team-a --out g.json
+  recallbench run --dataset golden.json --system my-server
+Grades: validated useful 3, read after search 2, shown but not read 1 (a pooled unknown),
+validated not useful 0; a manual judgment in the store wins. Relevance threshold 2.
+"""
+)
+@click.option(
+    "--out",
+    "out_path",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The dataset file to write (recallbench.dataset/v1).",
+)
+@click.option(
+    "--store",
+    "store_url",
+    metavar="URL",
+    help="Telemetry store URL (default: $RECALLBENCH_STORE or SQLite in $RECALLBENCH_HOME).",
+)
+@click.option("--workspace", default="default", show_default=True, help="The store's workspace.")
+@click.option("--since", metavar="DATE", help="Only queries logged at or after this ISO date.")
+@click.option("--until", metavar="DATE", help="Only queries logged before this ISO date.")
+@click.option(
+    "--sample-per-intent",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="At most N queries per intent (seeded sample). Default: all.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample.")
+@click.option("--name", default="harvested", show_default=True, help="The dataset's name.")
+@click.option(
+    "--mark-golden", is_flag=True, help="Mark the harvested queries as golden in the store."
+)
+@reports_errors
+def harvest(
+    out_path: Path,
+    store_url: str | None,
+    workspace: str,
+    since: str | None,
+    until: str | None,
+    sample_per_intent: int | None,
+    seed: int,
+    name: str,
+    mark_golden: bool,
+) -> None:
+    """Turn logged queries and their implicit feedback into a golden dataset.
+
+    Queries are de-duplicated, sampled by intent, and graded from what the agent did with
+    each result; every judgment keeps its provenance. The dataset runs through
+    `recallbench run --dataset FILE`.
+    """
+    from recallbench.datasets._json_v1 import dump_json_dataset
+    from recallbench.online._harvest import harvest as make_dataset
+    from recallbench.online._harvest import since_date
+    from recallbench.store import open_store
+
+    start, end = since_date(since), since_date(until)
+    with open_store(store_url, workspace) as store:
+        entries = store.query_log(since=start, until=end)
+        ids = [entry.query_id for entry in entries]
+        dataset, stats = make_dataset(
+            entries,
+            store.feedback(query_ids=ids),
+            store.judgments(query_ids=ids),
+            name=name,
+            sample_per_intent=sample_per_intent,
+            seed=seed,
+            metadata={"store": store.url, "workspace": workspace, "since": since, "until": until},
+        )
+        atomic_write_text(out_path, dump_json_dataset(dataset))
+        if mark_golden:
+            store.set_golden(stats.logged_ids)
+    console = make_console()
+    console.print(
+        f"{stats.logged} logged queries, {stats.unique} unique, {stats.sampled} sampled; "
+        f"{len(dataset.queries)} with evidence of a useful memory "
+        f"({stats.without_evidence} without, left out); {len(dataset.documents)} memories, "
+        f"{sum(len(j) for j in dataset.qrels.values())} judgments",
+        highlight=False,
+    )
+    console.print(f"wrote {out_path} (sha256 {dataset.sha256[:12]})", highlight=False)

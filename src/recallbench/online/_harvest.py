@@ -1,0 +1,229 @@
+"""Harvest: turn what agents really asked, and what they did with the answers, into a
+golden dataset.
+
+Rules, in order:
+
+1. **De-duplicate**: logged queries with the same normalised text (lower-cased, words only)
+   are one query; their feedback is pooled. The earliest wording is kept.
+2. **Sample by intent**: at most ``sample_per_intent`` queries per intent (queries without
+   an intent form the group ``unknown``), drawn with a seeded generator, so a burst of one
+   kind of question does not dominate the dataset.
+3. **Bootstrapped grades** for every memory a query was shown, strongest evidence first: a
+   manual judgment in the store wins; then validated useful -> 3 and validated not useful ->
+   0 (source ``validated``); read after search -> 2 (``implicit``); shown but never read -> 1,
+   a pooled unknown (``bootstrapped``). The dataset's relevance threshold is 2, so a result
+   the agent only saw never counts as relevant.
+4. Queries without any memory graded 2 or more carry no evidence of what was useful and are
+   left out (counted in the metadata).
+5. **Documents** are the memories the queries were shown, with the text the system returned
+   (logged by the proxy through the profile's result mapping, or by the SDK caller); a
+   memory whose text was never logged is left out with its judgments (counted).
+
+Every judgment's provenance (source and the events behind it) is kept in the query's
+``metadata.provenance``.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from recallbench.core import ConfigError, Dataset, Document, Query
+from recallbench.store._telemetry import FeedbackEvent, Judgment, QueryLogEntry
+
+RELEVANCE_THRESHOLD = 2
+UNKNOWN_INTENT = "unknown"
+_WORDS = re.compile(r"\w+")
+
+GRADE_RULES = {
+    "manual": "a manual judgment in the store, as given",
+    "validated_useful": "3 (validated useful)",
+    "validated_not_useful": "0 (validated not useful)",
+    "read_after_search": "2 (read after search)",
+    "shown": "1 (shown but not read: a pooled unknown)",
+}
+
+
+def normalise(text: str) -> str:
+    return " ".join(_WORDS.findall(text.lower()))
+
+
+@dataclass
+class _Pooled:
+    """One de-duplicated query and all the evidence about it."""
+
+    entry: QueryLogEntry
+    """The earliest logged wording."""
+    query_ids: list[str] = field(default_factory=list)
+    shown: dict[str, int] = field(default_factory=dict)
+    """Memory id -> best (smallest) rank at which it was shown."""
+    events: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    """Memory id -> kinds of feedback about it."""
+    texts: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class HarvestStats:
+    logged: int
+    unique: int
+    sampled: int
+    without_evidence: int
+    documents_without_text: int
+    logged_ids: tuple[str, ...] = ()
+    """The logged query ids behind the harvested queries (to mark them golden)."""
+
+
+def _pool(entries: Sequence[QueryLogEntry]) -> list[_Pooled]:
+    pooled: dict[str, _Pooled] = {}
+    for entry in sorted(entries, key=lambda e: (e.created_at, e.query_id)):
+        key = normalise(entry.text)
+        if not key:
+            continue
+        item = pooled.setdefault(key, _Pooled(entry))
+        item.query_ids.append(entry.query_id)
+        for rank, doc in enumerate(entry.results, start=1):
+            item.shown[doc] = min(rank, item.shown.get(doc, rank))
+        item.texts.update(entry.texts)
+    return list(pooled.values())
+
+
+def _sample(pooled: Sequence[_Pooled], per_intent: int | None, seed: int) -> list[_Pooled]:
+    if per_intent is None:
+        return list(pooled)
+    by_intent: dict[str, list[_Pooled]] = defaultdict(list)
+    for item in pooled:
+        by_intent[item.entry.intent or UNKNOWN_INTENT].append(item)
+    rng = random.Random(seed)
+    chosen: list[_Pooled] = []
+    for intent in sorted(by_intent):
+        group = by_intent[intent]
+        chosen += group if len(group) <= per_intent else rng.sample(group, per_intent)
+    order = {id(item): index for index, item in enumerate(pooled)}
+    return sorted(chosen, key=lambda item: order[id(item)])
+
+
+def _grade(events: Iterable[str], manual: int | None) -> tuple[int, str]:
+    """(grade, source) from the strongest evidence."""
+    kinds = set(events)
+    if manual is not None:
+        return manual, "manual"
+    if "validated_useful" in kinds:
+        return 3, "validated"
+    if "validated_not_useful" in kinds:
+        return 0, "validated"
+    if "read_after_search" in kinds or "reference" in kinds:
+        return 2, "implicit"
+    return 1, "bootstrapped"
+
+
+def harvest(
+    entries: Sequence[QueryLogEntry],
+    feedback: Sequence[FeedbackEvent],
+    judgments: Sequence[Judgment],
+    *,
+    name: str = "harvested",
+    sample_per_intent: int | None = None,
+    seed: int = 0,
+    metadata: Mapping[str, object] | None = None,
+) -> tuple[Dataset, HarvestStats]:
+    """A dataset from logged queries, feedback and judgments (rules in the module docstring)."""
+    if sample_per_intent is not None and sample_per_intent < 1:
+        raise ConfigError(f"--sample-per-intent must be at least 1, got {sample_per_intent}")
+    pooled = _pool(entries)
+    of_query = {qid: item for item in pooled for qid in item.query_ids}
+    for event in feedback:
+        item = of_query.get(event.query_id)
+        if item is not None and event.doc_id is not None:
+            item.events[event.doc_id].append(event.kind)
+    manual: dict[tuple[int, str], int] = {}
+    for judgment in judgments:
+        item = of_query.get(judgment.query_id)
+        if item is not None and judgment.source == "manual":
+            manual[(id(item), judgment.doc_id)] = judgment.grade
+    chosen = _sample(pooled, sample_per_intent, seed)
+    queries: list[Query] = []
+    qrels: dict[str, dict[str, int]] = {}
+    texts: dict[str, str] = {}
+    without_evidence = 0
+    missing_text: set[str] = set()
+    harvested_ids: list[str] = []
+    for item in chosen:
+        graded: dict[str, int] = {}
+        provenance: dict[str, dict[str, object]] = {}
+        for doc in {*item.shown, *item.events}:
+            text = item.texts.get(doc)
+            if text is None:
+                missing_text.add(doc)
+                continue
+            grade, source = _grade(item.events.get(doc, ()), manual.get((id(item), doc)))
+            graded[doc] = grade
+            provenance[doc] = {"source": source, "events": sorted(item.events.get(doc, []))}
+            texts.setdefault(doc, text)
+        if not any(grade >= RELEVANCE_THRESHOLD for grade in graded.values()):
+            without_evidence += 1
+            continue
+        query_id = f"h{len(queries) + 1:05d}"
+        queries.append(
+            Query(
+                id=query_id,
+                text=item.entry.text,
+                intent=item.entry.intent,
+                category=item.entry.category,
+                metadata={
+                    "logged_query_ids": list(item.query_ids),
+                    "first_logged": item.entry.created_at.isoformat(),
+                    "provenance": provenance,
+                },
+            )
+        )
+        qrels[query_id] = dict(sorted(graded.items()))
+        harvested_ids += item.query_ids
+    used = {doc for judged in qrels.values() for doc in judged}
+    documents = tuple(Document(id=doc, text=texts[doc]) for doc in sorted(used))
+    stats = HarvestStats(
+        logged=len(entries),
+        unique=len(pooled),
+        sampled=len(chosen),
+        without_evidence=without_evidence,
+        documents_without_text=len(missing_text - used),
+        logged_ids=tuple(harvested_ids),
+    )
+    dataset = Dataset(
+        name=name,
+        description="Harvested from logged agent queries and their implicit feedback.",
+        relevance_threshold=RELEVANCE_THRESHOLD,
+        metadata={
+            "harvest": {
+                **dict(metadata or {}),
+                "rules": GRADE_RULES,
+                "sample_per_intent": sample_per_intent,
+                "seed": seed,
+                "logged_queries": stats.logged,
+                "unique_queries": stats.unique,
+                "sampled": stats.sampled,
+                "left_out_without_evidence": stats.without_evidence,
+                "memories_without_text": stats.documents_without_text,
+            }
+        },
+        documents=documents,
+        queries=tuple(queries),
+        qrels=qrels,
+    )
+    return dataset, stats
+
+
+def since_date(text: str | None) -> datetime | None:
+    """``--since``: an ISO date or date-time (UTC when no zone is given)."""
+    if text is None:
+        return None
+    from datetime import UTC
+
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise ConfigError(f"--since {text!r}: not an ISO date such as 2026-11-01") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

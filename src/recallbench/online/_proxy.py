@@ -1,0 +1,413 @@
+"""``recallbench proxy``: an MCP server that stands in front of a memory server, forwards
+every request to it, and logs what the agent searched, was shown and read.
+
+The proxy lists the upstream server's tools and exposes exactly those (names,
+descriptions, schemas as the server sent them), plus ``memory_validate`` when asked. A
+``tools/call`` goes upstream unchanged and the answer comes back as the JSON the server
+sent: content blocks, ``structuredContent`` and ``isError`` are never rebuilt, so a client
+gets what it would get from the server directly. Resources, resource templates, prompts
+and completions are forwarded when the server declares them. The proxy introduces itself
+with the server's own name, version and instructions.
+
+The SDK checks every result against the client's protocol version and dumps it again,
+which reorders keys (``type`` of a JSON Schema moves after ``properties``). When the client
+speaks the protocol version the server negotiated with the proxy, :class:`Verbatim` keeps
+the check but sends the server's JSON as it was; for another version the SDK's shaping for
+that version applies.
+
+Around the forwarding, calls of the profile's search tool are logged (query, ranked ids,
+texts, latency, tool, the session's id) with :class:`recallbench.telemetry.TelemetryLogger`,
+and the feedback of :mod:`recallbench.online._feedback` is inferred from searches and
+reads. The query is the argument where ``[search].arguments`` puts ``{query}``; hits are
+found as the MCP adapter finds them (``[results]``), their ids and texts at ``[proxy].id``
+and ``[proxy].text`` (default ``[results].id`` and ``.text``); a profile without an id path
+(servers that answer with text only) identifies a hit by its text (:func:`text_id`).
+Without a profile (``-- COMMAND``) nothing is logged. Logging can never fail a call: its
+errors go to standard error.
+
+Sessions: one per connection: the whole process over stdio; over Streamable HTTP, one per
+``Mcp-Session-Id`` (requests without one share a session). A session ends when the proxy
+stops, or after ``SESSION_IDLE`` seconds without a request (HTTP).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sys
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from recallbench.core import SystemUnderTestError
+from recallbench.online._feedback import Feedback, Search, SessionFeedback, result_ids
+from recallbench.systems._answers import answer_texts, hit_text, normalise, raw_hits, select
+from recallbench.systems._profile import Profile
+
+if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+    from mcp.server.lowlevel import Server
+
+    from recallbench.online._upstream import Upstream
+    from recallbench.telemetry import TelemetryLogger
+
+VALIDATE_TOOL = "memory_validate"
+SESSION_IDLE = 1800.0
+"""Seconds without a request after which an HTTP session ends (its last search closes)."""
+
+FORWARDED = (
+    ("resources", "resources/list", "PaginatedRequestParams", "ListResourcesRequest"),
+    (
+        "resources",
+        "resources/templates/list",
+        "PaginatedRequestParams",
+        "ListResourceTemplatesRequest",
+    ),
+    ("resources", "resources/read", "ReadResourceRequestParams", "ReadResourceRequest"),
+    ("prompts", "prompts/list", "PaginatedRequestParams", "ListPromptsRequest"),
+    ("prompts", "prompts/get", "GetPromptRequestParams", "GetPromptRequest"),
+    ("completions", "completion/complete", "CompleteRequestParams", "CompleteRequest"),
+)
+"""Requests forwarded when the server declares the capability: (capability, method,
+params type, request type) with the SDK's type names."""
+Handler = Callable[["ServerRequestContext[Any]", Any], Awaitable[Any]]
+
+VALIDATE_SCHEMA: dict[str, Any] = {
+    "name": VALIDATE_TOOL,
+    "description": (
+        "Tell whether a memory returned by a search helped with the task. This feedback "
+        "is recorded to evaluate the memory system; it changes nothing in memory."
+    ),
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "id": {"type": "string", "description": "The memory's id, as the search gave it."},
+            "useful": {"type": "boolean", "description": "Whether it was useful."},
+            "query_id": {
+                "type": ["string", "null"],
+                "description": "The search it came from (default: the latest that returned it).",
+            },
+        },
+        "required": ["id", "useful"],
+    },
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Watch:
+    """What the proxy recognises in calls, from a profile (nothing without one)."""
+
+    name: str
+    search_tool: str | None = None
+    query_path: tuple[str, ...] | None = None
+    """Where the search arguments hold the query (where the template has ``{query}``)."""
+    profile: Profile | None = None
+    read_tools: Mapping[str, str] = field(default_factory=dict)
+    """Read tool -> dotted path of its id argument."""
+
+    @classmethod
+    def of(cls, profile: Profile | None, name: str) -> Watch:
+        if profile is None:
+            return cls(name)
+        return cls(
+            name=profile.name,
+            search_tool=profile.search.tool,
+            query_path=query_path(profile.search.arguments),
+            profile=profile,
+            read_tools={read.tool: read.ids for read in profile.proxy.read_tools},
+        )
+
+
+def query_path(template: Any, path: tuple[str, ...] = ()) -> tuple[str, ...] | None:
+    """The path of the first string of an arguments template that contains ``{query}``."""
+    if isinstance(template, str):
+        return path if "{query}" in template else None
+    if isinstance(template, dict):
+        for key, value in template.items():
+            found = query_path(value, (*path, str(key)))
+            if found is not None:
+                return found
+    return None
+
+
+def text_id(text: str) -> str:
+    """The id of a hit that has none: ``text:`` and a hash of its normalised text."""
+    return "text:" + hashlib.sha1(normalise(text).encode()).hexdigest()[:16]
+
+
+def read_ids(value: Any) -> list[str]:
+    """One id or a list of ids from a read tool's argument, as strings."""
+    values = value if isinstance(value, list) else [value]
+    return [str(item) for item in values if item is not None and not isinstance(item, dict)]
+
+
+@dataclass
+class ProxySession:
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    rules: SessionFeedback = field(default_factory=SessionFeedback)
+    seen: float = field(default_factory=time.monotonic)
+
+
+def warn(message: str) -> None:
+    print(f"recallbench proxy: {message}", file=sys.stderr, flush=True)
+
+
+class Verbatim:
+    """Server middleware: the answer a handler forwarded goes out as the upstream server's
+    JSON, after the SDK's checks, when the client speaks the upstream's protocol version."""
+
+    def __init__(self, version: str) -> None:
+        self.version = version
+        self.answers: dict[int, dict[str, Any]] = {}
+        """id(request context) -> the upstream's answer, kept by the handler."""
+
+    def keep(self, ctx: ServerRequestContext[Any], answer: dict[str, Any]) -> dict[str, Any]:
+        self.answers[id(ctx)] = answer
+        return answer
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
+        try:
+            result = await call_next(ctx)
+            answer = self.answers.get(id(ctx))
+        finally:
+            self.answers.pop(id(ctx), None)
+        if answer is None or ctx.protocol_version != self.version:
+            return result
+        return answer
+
+
+class Proxy:
+    """Forwards requests to ``upstream`` and logs searches and feedback to ``telemetry``."""
+
+    def __init__(
+        self,
+        upstream: Upstream,
+        watch: Watch,
+        telemetry: TelemetryLogger | None,
+        validate_tool: bool = False,
+    ) -> None:
+        self.upstream = upstream
+        self.watch = watch
+        self.telemetry = telemetry
+        self.validate_tool = validate_tool
+        self.sessions: dict[str | None, ProxySession] = {}
+        self.verbatim = Verbatim(upstream.initialized.protocol_version)
+
+    async def check_tools(self) -> None:
+        """Refuse to serve (SystemUnderTestError) when the server lacks the profile's search
+        tool, or has a ``memory_validate`` of its own that ours would hide."""
+        names = set(await self.upstream.tool_names())
+        if self.watch.search_tool is not None and self.watch.search_tool not in names:
+            raise SystemUnderTestError(
+                f"{self.watch.name}: the server has no tool {self.watch.search_tool!r} "
+                f"(it has {sorted(names)})"
+            )
+        if self.validate_tool and VALIDATE_TOOL in names:
+            raise SystemUnderTestError(
+                f"{self.watch.name}: the server has a tool {VALIDATE_TOOL!r} already; "
+                "drop --validate-tool"
+            )
+
+    def server(self) -> Server[Any]:
+        """The MCP server the client talks to, introduced as the upstream server."""
+        import mcp_types as types
+        from mcp.server.lowlevel import Server
+
+        initialized = self.upstream.initialized
+        info = initialized.server_info
+        server: Server[Any] = Server(
+            info.name,
+            version=info.version,
+            title=info.title,
+            description=info.description,
+            instructions=initialized.instructions,
+            website_url=info.website_url,
+            icons=info.icons,
+        )
+        server.middleware.append(self.verbatim)
+        server.add_request_handler("tools/list", types.PaginatedRequestParams, self._list_tools)
+        server.add_request_handler("tools/call", types.CallToolRequestParams, self._call_tool)
+        for capability, method, params_type, request_type in FORWARDED:
+            if getattr(initialized.capabilities, capability, None) is not None:
+                server.add_request_handler(
+                    method, getattr(types, params_type), self._forward(getattr(types, request_type))
+                )
+        return server
+
+    def _forward(self, request_type: type[Any]) -> Handler:
+        async def forward(ctx: ServerRequestContext[Any], params: Any) -> dict[str, Any]:
+            return self.verbatim.keep(ctx, await self.upstream.request(request_type(params=params)))
+
+        return forward
+
+    async def _list_tools(self, ctx: ServerRequestContext[Any], params: Any) -> dict[str, Any]:
+        import mcp_types as types
+
+        page = await self.upstream.request(types.ListToolsRequest(params=params))
+        if self.validate_tool and not page.get("nextCursor"):
+            page = {**page, "tools": [*page.get("tools", []), VALIDATE_SCHEMA]}
+        return self.verbatim.keep(ctx, page)
+
+    async def _call_tool(self, ctx: ServerRequestContext[Any], params: Any) -> dict[str, Any]:
+        import mcp_types as types
+
+        session = self._session(ctx)
+        if self.validate_tool and params.name == VALIDATE_TOOL:
+            return self._validate(session, params.arguments or {})
+        started, clock = time.perf_counter(), time.monotonic()
+        answer = await self.upstream.request(types.CallToolRequest(params=params))
+        latency_ms = (time.perf_counter() - started) * 1000
+        try:
+            self._observe(session, params.name, params.arguments or {}, answer, clock, latency_ms)
+        except Exception as error:  # logging must never fail the agent's call
+            warn(f"could not log the call of {params.name}: {type(error).__name__}: {error}")
+        return self.verbatim.keep(ctx, answer)
+
+    # --- sessions ----------------------------------------------------------------------
+
+    def _session(self, ctx: ServerRequestContext[Any]) -> ProxySession:
+        headers = getattr(ctx.request, "headers", None)
+        key = headers.get("mcp-session-id") if headers is not None else None
+        now = time.monotonic()
+        for other, other_session in list(self.sessions.items()):
+            if other != key and now - other_session.seen > SESSION_IDLE:
+                self._end(self.sessions.pop(other))
+        session = self.sessions.get(key)
+        if session is None:
+            session = self.sessions[key] = ProxySession()
+        session.seen = now
+        return session
+
+    def finish(self) -> None:
+        """The proxy stops: end every session (closing their last searches), then write
+        what is queued. Calling it again does nothing."""
+        while self.sessions:
+            _, session = self.sessions.popitem()
+            self._end(session)
+        telemetry, self.telemetry = self.telemetry, None
+        if telemetry is None:
+            return
+        try:
+            telemetry.close()
+            stats = telemetry.stats
+        except Exception as error:
+            warn(f"could not write the telemetry: {error}")
+            return
+        if stats.dropped or stats.errors:
+            warn(
+                f"telemetry: {stats.written} records written, {stats.dropped} dropped, "
+                f"{stats.errors} errors (see the messages above)"
+            )
+
+    def _end(self, session: ProxySession) -> None:
+        try:
+            self._log_feedback(session, session.rules.end())
+        except Exception as error:
+            warn(f"could not log the end of session {session.id}: {error}")
+
+    # --- what is logged ----------------------------------------------------------------
+
+    def _observe(
+        self,
+        session: ProxySession,
+        tool: str,
+        arguments: Mapping[str, Any],
+        answer: dict[str, Any],
+        clock: float,
+        latency_ms: float,
+    ) -> None:
+        watch = self.watch
+        if tool == watch.search_tool and watch.query_path is not None:
+            query = select(dict(arguments), ".".join(watch.query_path))
+            hits = self._hits(answer)
+            if query is None or hits is None:
+                return
+            ids = result_ids(hit_id for hit_id, _ in hits)
+            texts = {hit_id: text for hit_id, text in reversed(hits) if hit_id and text}
+            search = Search(uuid.uuid4().hex, str(query), ids, clock)
+            events = session.rules.search(search)
+            if self.telemetry is not None:
+                self.telemetry.log_search(
+                    search.text,
+                    list(ids),
+                    session_id=session.id,
+                    tool=tool,
+                    latency_ms=latency_ms,
+                    texts={hit_id: texts[hit_id] for hit_id in ids if hit_id in texts},
+                    query_id=search.query_id,
+                )
+            self._log_feedback(session, events)
+        elif tool in watch.read_tools and not _is_error(answer):
+            read = read_ids(select(dict(arguments), watch.read_tools[tool]))
+            self._log_feedback(session, session.rules.read(read))
+
+    def _hits(self, answer: dict[str, Any]) -> list[tuple[str | None, str]] | None:
+        """(id, text) of each hit of a search answer; None when the answer is an error."""
+        import mcp_types as types
+
+        profile = self.watch.profile
+        if profile is None or _is_error(answer):
+            return None
+        result = types.CallToolResult.model_validate(answer, by_name=False)
+        texts = answer_texts(result)
+        patterns = profile.results.error_patterns
+        if any(re.search(pattern, text) for pattern in patterns for text in texts):
+            return None
+        try:
+            found = raw_hits(result, profile.results, profile.name)
+        except SystemUnderTestError as error:
+            warn(f"search not logged: {error}")
+            return None
+        id_path = profile.proxy.id or profile.results.id
+        text_path = profile.proxy.text or profile.results.text
+        hits: list[tuple[str | None, str]] = []
+        for item in found:
+            text = hit_text(item, text_path)
+            if id_path:
+                value = select(item, id_path)
+                hits.append((None if value is None else str(value), text))
+            else:  # a server that returns text only (content-matched profiles)
+                hits.append((text_id(text) if text else None, text))
+        return hits
+
+    def _log_feedback(self, session: ProxySession, events: list[Feedback]) -> None:
+        if self.telemetry is None:
+            return
+        for event in events:
+            self.telemetry.log_feedback(
+                event.query_id,
+                event.kind,
+                doc_id=event.doc_id,
+                rank=event.rank,
+                session_id=session.id,
+            )
+
+    def _validate(self, session: ProxySession, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """``memory_validate``: a validation of the id for the given (or latest) search."""
+        doc_id, useful, query_id = (arguments.get(k) for k in ("id", "useful", "query_id"))
+        if isinstance(doc_id, int) and not isinstance(doc_id, bool):
+            doc_id = str(doc_id)
+        if not isinstance(doc_id, str) or not isinstance(useful, bool):
+            return _text("memory_validate needs id (a string) and useful (true or false)", True)
+        if query_id is not None and not isinstance(query_id, str):
+            return _text("memory_validate: query_id must be a string", True)
+        query_id = query_id or session.rules.latest_search_of(doc_id)
+        if query_id is None:
+            return _text(f"no search of this session returned {doc_id!r}; pass its query_id", True)
+        try:
+            if self.telemetry is not None:
+                self.telemetry.log_validation(query_id, doc_id, useful)
+        except Exception as error:
+            warn(f"could not log the validation of {doc_id}: {error}")
+        verdict = "useful" if useful else "not useful"
+        return _text(f"recorded: {doc_id} was {verdict} (query {query_id})", False)
+
+
+def _is_error(answer: Mapping[str, Any]) -> bool:
+    return bool(answer.get("isError"))
+
+
+def _text(message: str, error: bool) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": message}], "isError": error}

@@ -1,0 +1,181 @@
+"""The MCP server behind the proxy: started from a profile (as the MCP adapter starts it)
+or from a command line, reached over stdio or Streamable HTTP with the official SDK.
+
+Requests are forwarded as they came and answers kept as the JSON the server sent (checked
+by the SDK against the negotiated protocol version, never re-shaped into our own types),
+so that what the proxy returns is what the server said.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+from pydantic import TypeAdapter
+
+from recallbench.core import SystemUnderTestError
+from recallbench.systems._answers import fill
+from recallbench.systems._install import install_folder, is_installed
+from recallbench.systems._mcp import _free_port, wait_for_listener
+from recallbench.systems._profile import Profile
+
+_RAW: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
+"""Keeps an answer as the JSON object it was (the SDK has checked it already)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """How to start and reach the upstream server."""
+
+    name: str
+    command: tuple[str, ...]
+    transport: Literal["stdio", "streamable-http"] = "stdio"
+    env: dict[str, str] = field(default_factory=dict)
+    """Added to the proxy's own environment."""
+    cwd: Path | None = None
+    """None: the proxy's working directory."""
+    url: str | None = None
+    startup_timeout: float = 30.0
+
+
+def profile_launch(profile: Profile, workdir: Path, command: tuple[str, ...] = ()) -> Launch:
+    """The profile's server with ``{workdir}``, ``{install}`` and ``{port}`` filled in (as
+    the MCP adapter does); ``command``, when given, replaces the profile's command line."""
+    needs_install = bool(profile.install.npm or profile.install.pip)
+    if needs_install and not command and not is_installed(profile):
+        raise SystemUnderTestError(
+            f"{profile.name} is not installed: run `recallbench systems install {profile.name}`"
+        )
+    server = profile.server
+    places = {
+        "workdir": str(workdir),
+        "install": str(install_folder(profile)),
+        "port": str(_free_port()),
+    }
+    return Launch(
+        name=profile.name,
+        command=command or tuple(fill(part, places) for part in server.command),
+        transport=server.transport,
+        env={key: fill(value, places) for key, value in server.env.items()},
+        cwd=workdir,
+        url=fill(server.url, places) if server.url else None,
+        startup_timeout=server.startup_timeout,
+    )
+
+
+def command_launch(command: tuple[str, ...]) -> Launch:
+    """A stdio server started with ``command`` in the proxy's folder and environment."""
+    if not command:
+        raise SystemUnderTestError("no upstream server: give --profile NAME or -- COMMAND")
+    return Launch(name=Path(command[0]).name, command=command)
+
+
+class Upstream:
+    """A connected upstream session; :meth:`request` returns answers as raw JSON."""
+
+    def __init__(self, session: Any, initialized: Any, pid: int | None = None) -> None:
+        self.session = session
+        self.initialized = initialized
+        """The server's ``InitializeResult``: identity, capabilities, instructions."""
+        self.pid = pid
+        """The process started for a Streamable HTTP server (a stdio server ends with the
+        proxy: its input closes)."""
+
+    @classmethod
+    async def connect(cls, launch: Launch, stack: AsyncExitStack) -> Upstream:
+        """Start (or reach) the server and perform the handshake; the connection and the
+        process end when ``stack`` closes. SystemUnderTestError when it cannot start."""
+        from mcp import ClientSession
+
+        try:
+            pid = None
+            if launch.transport == "stdio":
+                read, write = await _stdio(launch, stack)
+            else:
+                read, write, pid = await _http(launch, stack)
+            session = await stack.enter_async_context(ClientSession(read, write))
+            with anyio.fail_after(launch.startup_timeout):
+                initialized = await session.initialize()
+        except TimeoutError:
+            raise SystemUnderTestError(
+                f"{launch.name}: server did not start within {launch.startup_timeout} s"
+            ) from None
+        except SystemUnderTestError:
+            raise
+        except Exception as error:
+            raise SystemUnderTestError(f"{launch.name}: server failed to start: {error}") from None
+        return cls(session, initialized, pid)
+
+    async def request(self, request: Any) -> dict[str, Any]:
+        """Send a typed request; the result as the JSON object the server answered.
+        The server's JSON-RPC errors are raised as the SDK's ``MCPError``, unchanged."""
+        answer: dict[str, Any] = await self.session.send_request(request, _RAW)
+        return answer
+
+    async def tool_names(self) -> list[str]:
+        """The names of all the server's tools (every page)."""
+        import mcp_types as types
+
+        names: list[str] = []
+        cursor: str | None = None
+        while True:
+            params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            page = await self.request(types.ListToolsRequest(params=params))
+            names.extend(str(tool.get("name")) for tool in page.get("tools", []))
+            cursor = page.get("nextCursor")
+            if not cursor:
+                return names
+
+
+async def _stdio(launch: Launch, stack: AsyncExitStack) -> tuple[Any, Any]:
+    from mcp import StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    parameters = StdioServerParameters(
+        command=launch.command[0],
+        args=list(launch.command[1:]),
+        env={**os.environ, **launch.env},
+        cwd=str(launch.cwd) if launch.cwd else None,
+    )
+    streams: tuple[Any, Any] = await stack.enter_async_context(
+        stdio_client(parameters, errlog=sys.stderr)
+    )
+    return streams
+
+
+async def _http(launch: Launch, stack: AsyncExitStack) -> tuple[Any, Any, int | None]:
+    """Start the server process (if there is a command), wait until it listens, connect."""
+    from mcp.client.streamable_http import streamable_http_client
+
+    if launch.url is None:
+        raise SystemUnderTestError(f"{launch.name}: a streamable-http server needs a url")
+    process = None
+    if launch.command:
+        process = await asyncio.create_subprocess_exec(
+            *launch.command,
+            env={**os.environ, **launch.env},
+            cwd=str(launch.cwd) if launch.cwd else None,
+            stdout=sys.stderr,
+            stderr=sys.stderr,
+            stdin=asyncio.subprocess.DEVNULL,
+        )
+        stack.push_async_callback(_stop, process)
+    await wait_for_listener(launch.url, launch.startup_timeout, process)
+    streams = await stack.enter_async_context(streamable_http_client(launch.url))
+    return streams[0], streams[1], process.pid if process else None
+
+
+async def _stop(process: asyncio.subprocess.Process) -> None:
+    if process.returncode is None:
+        process.terminate()
+        try:
+            await asyncio.wait_for(process.wait(), 5)
+        except TimeoutError:
+            process.kill()
+            await process.wait()

@@ -1,0 +1,29 @@
+"""Online telemetry from inside a memory system: log each search, what the agent did with
+the results and validations, to a recallbench store, without slowing the search down.
+
+    from recallbench.telemetry import get_logger
+
+    telemetry = get_logger()  # the store at $RECALLBENCH_STORE, or the default SQLite file
+    query_id = telemetry.log_search("where do I live?", ["m1", "m7"], session_id="s1")
+    telemetry.log_feedback(query_id, "read_after_search", doc_id="m7", rank=2)
+
+Calls only queue records (microseconds); a background thread writes them in batches, and
+a clean interpreter exit writes what is still queued. Nothing leaves the given store.
+"""
+
+from __future__ import annotations
+
+from recallbench.telemetry._logger import Result, TelemetryLogger, get_logger
+from recallbench.telemetry._span import SearchSpan, last_query_id
+from recallbench.telemetry._writer import Sink, StoreSink, TelemetryStats
+
+__all__ = [
+    "Result",
+    "SearchSpan",
+    "Sink",
+    "StoreSink",
+    "TelemetryLogger",
+    "TelemetryStats",
+    "get_logger",
+    "last_query_id",
+]

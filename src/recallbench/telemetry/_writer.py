@@ -1,0 +1,384 @@
+"""The writer thread behind :class:`~recallbench.telemetry.TelemetryLogger`.
+
+Callers only put records on a bounded queue (``put_nowait``; when it is full the record is
+dropped and counted). One daemon thread takes them off in batches: it waits for a first
+record, then collects more until ``batch_size`` records or ``flush_interval`` seconds, groups
+them by kind and hands them to the sink in one ``write`` call. A write that raises is
+counted in ``errors`` and retried once after :data:`RETRY_DELAY`; when the retry fails too,
+the batch is dropped and counted. Nothing the sink does reaches the caller.
+
+A flush puts a marker on the queue: the writer writes what it holds as soon as it reaches
+the marker, so everything queued before it is written (or counted as dropped) when the
+marker is released. On a clean interpreter exit an ``atexit`` hook stops every running
+writer and waits (at most :data:`EXIT_TIMEOUT` seconds in all) until their queues are
+written; ``os._exit``, a kill or a crash loses what is still queued.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, TypeAlias
+
+from recallbench.store._telemetry import FeedbackEvent, Judgment, QueryLogEntry
+
+if TYPE_CHECKING:  # SQLAlchemy is imported in the writer thread, when the store is opened
+    from recallbench.store import Store
+
+Record: TypeAlias = QueryLogEntry | FeedbackEvent | Judgment
+Item: TypeAlias = Record | tuple[Record, ...]
+"""What a caller queues: one record, or records that must be kept or dropped together."""
+
+EXIT_TIMEOUT = 10.0
+"""Seconds the exit hook waits, for all writers together, before giving up on the rest."""
+RETRY_DELAY = 0.1
+"""Seconds before a failed write is tried again."""
+IDLE_POLL = 1.0
+"""How often an idle writer looks whether it was stopped without being woken."""
+
+_log = logging.getLogger("recallbench.telemetry")
+
+
+class Sink(Protocol):
+    """Where batches go: a store's ``log``, or anything else (tests, custom backends).
+
+    Called from the writer thread only, once per batch, with the batch's records grouped by
+    kind (in the order they were logged); any group may be empty."""
+
+    def write(
+        self,
+        queries: Sequence[QueryLogEntry],
+        feedback: Sequence[FeedbackEvent],
+        judgments: Sequence[Judgment],
+    ) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class TelemetryStats:
+    """Counts since the logger was made, in records (a search is one record, a feedback
+    event one, a validation two: its event and its judgment)."""
+
+    queued: int
+    """Records accepted on the queue."""
+    written: int
+    """Records the sink accepted."""
+    dropped: int
+    """Records lost: the queue was full or the logger closed, the record could not be
+    built from its input, or their batch failed twice."""
+    errors: int
+    """Failures: each failed write attempt, each record that could not be built from its
+    input, each search that raised inside ``search()`` or ``searched``."""
+    batches: int
+    """Successful ``write`` calls."""
+
+
+class StoreSink:
+    """Writes batches with ``Store.log``; the store is opened on the first write, in the
+    writer thread (SQLite connections belong to the thread that made them, and opening one
+    costs ~100 ms the caller must not pay). A failed open is retried with the next write."""
+
+    def __init__(self, url: str | None, workspace: str) -> None:
+        self.url = url
+        """The store URL; None for :func:`recallbench.store.default_store_url`."""
+        self.workspace = workspace
+        self._store: Store | None = None
+
+    def write(
+        self,
+        queries: Sequence[QueryLogEntry],
+        feedback: Sequence[FeedbackEvent],
+        judgments: Sequence[Judgment],
+    ) -> None:
+        if self._store is None:
+            from recallbench.store import open_store
+
+            self._store = open_store(self.url, self.workspace)
+        self._store.log(queries=queries, feedback=feedback, judgments=judgments)
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def __repr__(self) -> str:
+        return f"StoreSink({self.url!r}, workspace={self.workspace!r})"
+
+
+class _Flush:
+    """A queue marker: released once everything queued before it has been handled."""
+
+    __slots__ = ("done",)
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+
+
+_WAKE = object()
+"""A queue marker that only wakes the writer (to notice that it was stopped)."""
+
+
+class Writer:
+    """A bounded queue and the daemon thread that drains it into a sink."""
+
+    def __init__(
+        self,
+        sink: Sink,
+        *,
+        close_sink: Callable[[], None] | None,
+        queue_size: int,
+        batch_size: int,
+        flush_interval: float,
+    ) -> None:
+        self.sink = sink
+        self._close_sink = close_sink
+        self._queue: queue.Queue[Item | _Flush | object] = queue.Queue(maxsize=queue_size)
+        self._batch_size = batch_size
+        self._interval = flush_interval
+        self._lock = threading.Lock()
+        self._queued = self._written = self._dropped = self._errors = self._batches = 0
+        self._warned = False
+        self._stopping = threading.Event()
+        self._wake = threading.Event()
+        """Cuts the writer's wait for more records short: a full batch, a flush, a stop."""
+        self._flushes = 0
+        """Flush markers on the queue, not yet reached by the writer."""
+        self._thread = threading.Thread(target=self._run, name="recallbench-telemetry", daemon=True)
+        _started(self)
+        self._thread.start()
+
+    # --- caller side -------------------------------------------------------------------
+
+    def submit(self, item: Item, count: int) -> bool:
+        """Queue ``item`` (``count`` records) without blocking; False when it was dropped."""
+        with self._lock:
+            if self._stopping.is_set():
+                self._dropped += count
+                return False
+            try:
+                self._queue.put_nowait(item)
+            except queue.Full:
+                self._dropped += count
+                return False
+            self._queued += count
+        if not self._wake.is_set() and self._queue.qsize() >= self._batch_size - 1:
+            self._wake.set()  # with the record the writer holds, a batch is full
+        return True
+
+    def reject(self, count: int, reason: str) -> None:
+        """Count records that could not be built (dropped) as errors too."""
+        with self._lock:
+            self._errors += count
+            self._dropped += count
+        self._warn("recallbench telemetry: record not logged: %s", reason)
+
+    def count_error(self) -> None:
+        with self._lock:
+            self._errors += 1
+
+    def stats(self) -> TelemetryStats:
+        with self._lock:
+            return TelemetryStats(
+                self._queued, self._written, self._dropped, self._errors, self._batches
+            )
+
+    def flush(self, timeout: float | None) -> bool:
+        """Wait until everything queued so far is handled; True if that happened in time."""
+        if threading.current_thread() is self._thread:
+            return False  # a sink flushing its own logger would wait for itself
+        if self._stopping.is_set():  # the thread writes everything queued, then ends
+            return self.join(timeout)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        marker = _Flush()
+        with self._lock:
+            self._flushes += 1
+        try:
+            self._queue.put(marker, timeout=timeout)
+        except queue.Full:
+            with self._lock:
+                self._flushes -= 1
+            return False
+        self._wake.set()
+        remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+        return marker.done.wait(remaining)
+
+    def stop(self) -> None:
+        """Ask the thread to write what is queued and end; new records are dropped.
+        Never blocks for long (safe in finalizers and from any thread)."""
+        with self._lock:  # no submit is between its test of _stopping and its put
+            self._stopping.set()
+        with contextlib.suppress(queue.Full):  # when full, the writer is busy anyway and
+            self._queue.put_nowait(_WAKE)  # looks at _stopping between batches
+        self._wake.set()
+
+    def join(self, timeout: float | None) -> bool:
+        """Wait for the thread to end; True if it did."""
+        if threading.current_thread() is not self._thread:
+            self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    # --- writer thread -----------------------------------------------------------------
+
+    def _run(self) -> None:
+        try:
+            while self._cycle() or not self._queue.empty():
+                pass
+        finally:
+            self._stopping.set()  # if the thread died of the unexpected, later records
+            self._abandon()  # are dropped and counted rather than queued for nobody
+            if self._close_sink is not None:
+                try:
+                    self._close_sink()
+                except Exception as error:
+                    self._warn("recallbench telemetry: closing %r failed: %s", self.sink, error)
+            _ended(self)
+
+    def _abandon(self) -> None:
+        """Count what is left on the queue as dropped and release its flush markers."""
+        records: list[Record] = []
+        flushes: list[_Flush] = []
+        while True:
+            try:
+                self._take(self._queue.get_nowait(), records, flushes)
+            except queue.Empty:
+                break
+        with self._lock:
+            self._dropped += len(records)
+        for flush in flushes:
+            flush.done.set()
+
+    def _cycle(self) -> bool:
+        """Collect one batch and write it; False once stopped."""
+        try:
+            first = self._queue.get(timeout=IDLE_POLL)
+        except queue.Empty:
+            return not self._stopping.is_set()
+        records: list[Record] = []
+        flushes: list[_Flush] = []
+        self._take(first, records, flushes)
+        if not flushes:
+            self._linger()
+        while not flushes and len(records) < self._batch_size:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            self._take(item, records, flushes)
+        if records:
+            self._write(records)
+        for flush in flushes:
+            flush.done.set()
+        return not self._stopping.is_set()
+
+    def _linger(self) -> None:
+        """Wait until a batch is full, a flush or stop is asked, or ``flush_interval`` has
+        passed. Sleeping on an event that only those set, rather than taking records one
+        by one as they come, keeps this thread from waking (and taking the GIL from the
+        caller) at every record."""
+        deadline = time.monotonic() + self._interval
+        while not self._urgent():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            self._wake.clear()
+            if self._urgent():  # set between the test and the clear
+                return
+            self._wake.wait(remaining)
+
+    def _urgent(self) -> bool:
+        return (
+            self._stopping.is_set()
+            or self._flushes > 0
+            or self._queue.qsize() >= self._batch_size - 1  # the first record is taken
+        )
+
+    def _take(self, item: object, records: list[Record], flushes: list[_Flush]) -> None:
+        if isinstance(item, tuple):
+            records.extend(item)
+        elif isinstance(item, _Flush):
+            flushes.append(item)
+            with self._lock:
+                self._flushes -= 1
+        elif isinstance(item, QueryLogEntry | FeedbackEvent | Judgment):
+            records.append(item)
+
+    def _write(self, records: list[Record]) -> None:
+        queries = [r for r in records if isinstance(r, QueryLogEntry)]
+        feedback = [r for r in records if isinstance(r, FeedbackEvent)]
+        judgments = [r for r in records if isinstance(r, Judgment)]
+        for attempt in (1, 2):
+            try:
+                self.sink.write(queries, feedback, judgments)
+            except Exception as error:
+                with self._lock:
+                    self._errors += 1
+                    if attempt == 2:
+                        self._dropped += len(records)
+                if attempt == 2:
+                    self._warn(
+                        "recallbench telemetry: %d records dropped, writing to %r failed twice: %s",
+                        len(records),
+                        self.sink,
+                        error,
+                    )
+                    return
+                _log.debug("telemetry write to %r failed, retrying: %s", self.sink, error)
+                time.sleep(RETRY_DELAY)
+            else:
+                with self._lock:
+                    self._written += len(records)
+                    self._batches += 1
+                return
+
+    def _warn(self, message: str, *args: object) -> None:
+        """The first problem as a warning, later ones at debug level (no flood of logs)."""
+        _log.log(logging.DEBUG if self._warned else logging.WARNING, message, *args)
+        self._warned = True
+
+
+# --- the exit hook -----------------------------------------------------------------------
+
+_running: set[Writer] = set()
+_running_lock = threading.Lock()
+_hooked = False
+
+
+def _started(writer: Writer) -> None:
+    global _hooked
+    with _running_lock:
+        _running.add(writer)
+        if not _hooked:
+            atexit.register(stop_all)
+            _hooked = True
+
+
+def _ended(writer: Writer) -> None:
+    with _running_lock:
+        _running.discard(writer)
+
+
+def stop_all(timeout: float = EXIT_TIMEOUT) -> bool:
+    """Stop every running writer and wait for them (``timeout`` seconds in all); the
+    ``atexit`` hook. True if all of them ended in time."""
+    with _running_lock:
+        writers = list(_running)
+    for writer in writers:
+        writer.stop()
+    deadline = time.monotonic() + timeout
+    ended = [writer.join(max(0.0, deadline - time.monotonic())) for writer in writers]
+    return all(ended)
+
+
+def forget_all_after_fork() -> list[Writer]:
+    """In a forked child: the parent's writers have no thread here; forget them (and make
+    the lock new, it may have been held at the fork). Returns them, to be kept alive."""
+    global _running_lock
+    _running_lock = threading.Lock()
+    writers = list(_running)
+    _running.clear()
+    return writers

@@ -1,0 +1,573 @@
+"""The store's exact schema after every migration, written out literally for SQLite and for
+PostgreSQL, and how to read it back from a live database (used by tests/test_store.py).
+
+A change to ``recallbench/store/_migrations.py`` must change this file too.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from typing import Any
+
+MIGRATIONS = [(1, "m001_history"), (2, "m002_telemetry")]
+
+# ---------------------------------------------------------------- SQLite
+
+SQLITE_COLUMNS = {
+    # (name, type, notnull, default, pk) as PRAGMA table_info reports them
+    "schema_migrations": [
+        ("id", "INTEGER", 1, None, 1),
+        ("name", "TEXT", 1, None, 0),
+        ("applied_at", "DATETIME", 1, None, 0),
+    ],
+    "eval_runs": [
+        ("id", "INTEGER", 1, None, 1),
+        ("workspace_id", "TEXT", 1, "'default'", 0),
+        ("system", "TEXT", 1, None, 0),
+        ("system_settings", "TEXT", 1, None, 0),
+        ("dataset_name", "TEXT", 1, None, 0),
+        ("dataset_version", "TEXT", 1, None, 0),
+        ("dataset_sha256", "TEXT", 1, None, 0),
+        ("dataset_loader", "TEXT", 0, None, 0),
+        ("relevance_threshold", "INTEGER", 1, None, 0),
+        ("k", "INTEGER", 0, None, 0),
+        ("recallbench_version", "TEXT", 1, None, 0),
+        ("git_revision", "TEXT", 0, None, 0),
+        ("created_at", "DATETIME", 1, None, 0),
+        ("recorded_at", "DATETIME", 1, None, 0),
+        ("accepted", "BOOLEAN", 1, "0", 0),
+        ("accepted_at", "DATETIME", 0, None, 0),
+        ("queries", "INTEGER", 1, None, 0),
+        ("evaluated", "INTEGER", 1, None, 0),
+        ("failed", "INTEGER", 1, None, 0),
+        ("missing", "INTEGER", 1, None, 0),
+        ("no_relevant", "INTEGER", 1, None, 0),
+        ("latency_p50", "FLOAT", 0, None, 0),
+        ("latency_p95", "FLOAT", 0, None, 0),
+        ("latency_p99", "FLOAT", 0, None, 0),
+        ("source", "TEXT", 0, None, 0),
+        ("rules", "TEXT", 1, None, 0),
+    ],
+    "eval_measures": [
+        ("run_id", "INTEGER", 1, None, 1),
+        ("workspace_id", "TEXT", 1, "'default'", 0),
+        ("measure", "TEXT", 1, None, 2),
+        ("mean", "FLOAT", 0, None, 0),
+        ("higher_is_better", "BOOLEAN", 1, None, 0),
+        ("position", "INTEGER", 1, None, 0),
+    ],
+    "eval_queries": [
+        ("run_id", "INTEGER", 1, None, 1),
+        ("workspace_id", "TEXT", 1, "'default'", 0),
+        ("query_id", "TEXT", 1, None, 2),
+        ("position", "INTEGER", 1, None, 0),
+        ("category", "TEXT", 0, None, 0),
+        ("intent", "TEXT", 0, None, 0),
+        ("status", "TEXT", 1, None, 0),
+        ("latency_ms", "FLOAT", 0, None, 0),
+    ],
+    "eval_query_values": [
+        ("run_id", "INTEGER", 1, None, 1),
+        ("workspace_id", "TEXT", 1, "'default'", 0),
+        ("query_id", "TEXT", 1, None, 2),
+        ("measure", "TEXT", 1, None, 3),
+        ("value", "FLOAT", 0, None, 0),
+    ],
+    "query_log": [
+        ("id", "INTEGER", 1, None, 1),
+        ("workspace_id", "TEXT", 1, "'default'", 0),
+        ("query_id", "TEXT", 1, None, 0),
+        ("text", "TEXT", 1, None, 0),
+        ("intent", "TEXT", 0, None, 0),
+        ("mode", "TEXT", 0, None, 0),
+        ("session_id", "TEXT", 0, None, 0),
+        ("tool", "TEXT", 0, None, 0),
+        ("results", "TEXT", 1, None, 0),
+        ("channels", "TEXT", 1, None, 0),
+        ("texts", "TEXT", 1, None, 0),
+        ("latency_ms", "FLOAT", 0, None, 0),
+        ("trace_id", "TEXT", 0, None, 0),
+        ("created_at", "DATETIME", 1, None, 0),
+        ("golden", "BOOLEAN", 1, "0", 0),
+        ("category", "TEXT", 0, None, 0),
+    ],
+    "feedback_events": [
+        ("id", "INTEGER", 1, None, 1),
+        ("workspace_id", "TEXT", 1, "'default'", 0),
+        ("query_id", "TEXT", 1, None, 0),
+        ("kind", "TEXT", 1, None, 0),
+        ("doc_id", "TEXT", 0, None, 0),
+        ("rank", "INTEGER", 0, None, 0),
+        ("session_id", "TEXT", 0, None, 0),
+        ("created_at", "DATETIME", 1, None, 0),
+    ],
+    "judgments": [
+        ("id", "INTEGER", 1, None, 1),
+        ("workspace_id", "TEXT", 1, "'default'", 0),
+        ("query_id", "TEXT", 1, None, 0),
+        ("doc_id", "TEXT", 1, None, 0),
+        ("grade", "INTEGER", 1, None, 0),
+        ("source", "TEXT", 1, None, 0),
+        ("annotator", "TEXT", 0, None, 0),
+        ("confidence", "FLOAT", 0, None, 0),
+        ("created_at", "DATETIME", 1, None, 0),
+    ],
+    "ab_tests": [
+        ("id", "INTEGER", 1, None, 1),
+        ("workspace_id", "TEXT", 1, "'default'", 0),
+        ("name", "TEXT", 1, None, 0),
+        ("control", "TEXT", 1, None, 0),
+        ("treatment", "TEXT", 1, None, 0),
+        ("measure", "TEXT", 1, None, 0),
+        ("status", "TEXT", 1, None, 0),
+        ("sprt_state", "TEXT", 0, None, 0),
+        ("beta_state", "TEXT", 0, None, 0),
+        ("created_at", "DATETIME", 1, None, 0),
+        ("updated_at", "DATETIME", 1, None, 0),
+        ("decided_at", "DATETIME", 0, None, 0),
+        ("decision", "TEXT", 0, None, 0),
+    ],
+    "shadow_runs": [
+        ("id", "INTEGER", 1, None, 1),
+        ("workspace_id", "TEXT", 1, "'default'", 0),
+        ("ab_test_id", "INTEGER", 0, None, 0),
+        ("query_id", "TEXT", 1, None, 0),
+        ("control_results", "TEXT", 1, None, 0),
+        ("treatment_results", "TEXT", 1, None, 0),
+        ("control_latency_ms", "FLOAT", 0, None, 0),
+        ("treatment_latency_ms", "FLOAT", 0, None, 0),
+        ("kendall_tau", "FLOAT", 0, None, 0),
+        ("jaccard", "FLOAT", 0, None, 0),
+        ("top1_changed", "BOOLEAN", 0, None, 0),
+        ("created_at", "DATETIME", 1, None, 0),
+    ],
+}
+
+SQLITE_INDEXES = {
+    # name -> (unique, origin, columns); origin "pk" is a primary key's own index, "u" a
+    # UNIQUE constraint's, "c" a CREATE INDEX
+    "schema_migrations": {},
+    "eval_runs": {
+        "ix_eval_runs_series": (
+            0,
+            "c",
+            ["workspace_id", "system", "dataset_sha256", "created_at"],
+        ),
+    },
+    "eval_measures": {"sqlite_autoindex_eval_measures_1": (1, "pk", ["run_id", "measure"])},
+    "eval_queries": {"sqlite_autoindex_eval_queries_1": (1, "pk", ["run_id", "query_id"])},
+    "eval_query_values": {
+        "sqlite_autoindex_eval_query_values_1": (1, "pk", ["run_id", "query_id", "measure"])
+    },
+    "query_log": {
+        "ix_query_log_created": (0, "c", ["workspace_id", "created_at"]),
+        "ix_query_log_session": (0, "c", ["workspace_id", "session_id"]),
+        "sqlite_autoindex_query_log_1": (1, "u", ["workspace_id", "query_id"]),
+    },
+    "feedback_events": {"ix_feedback_events_query": (0, "c", ["workspace_id", "query_id"])},
+    "judgments": {
+        "sqlite_autoindex_judgments_1": (1, "u", ["workspace_id", "query_id", "doc_id", "source"])
+    },
+    "ab_tests": {"sqlite_autoindex_ab_tests_1": (1, "u", ["workspace_id", "name"])},
+    "shadow_runs": {
+        "ix_shadow_runs_created": (0, "c", ["workspace_id", "created_at"]),
+        "ix_shadow_runs_ab_test": (0, "c", ["ab_test_id", "created_at"]),
+    },
+}
+
+RUN_FK = [("eval_runs", "run_id", "id", "NO ACTION", "CASCADE")]
+SQLITE_FOREIGN_KEYS = {
+    # (table, from, to, on_update, on_delete)
+    "schema_migrations": [],
+    "eval_runs": [],
+    "eval_measures": RUN_FK,
+    "eval_queries": RUN_FK,
+    "eval_query_values": RUN_FK,
+    "query_log": [],
+    "feedback_events": [],
+    "judgments": [],
+    "ab_tests": [],
+    "shadow_runs": [("ab_tests", "ab_test_id", "id", "NO ACTION", "CASCADE")],
+}
+
+SQLITE_CHECKS = {
+    # constraint name -> condition, as written in sqlite_master
+    "ck_feedback_events_kind": "kind IN ('read_after_search', 're_search', 'scroll_past', "
+    "'reference', 'validated_useful', 'validated_not_useful')",
+    "ck_judgments_grade": "grade BETWEEN 0 AND 3",
+    "ck_judgments_source": "source IN ('manual', 'implicit', 'bootstrapped', 'validated')",
+}
+
+SQLITE_STORAGE = {
+    # how SQLite keeps each table: AUTOINCREMENT never reuses the id of a deleted run;
+    # WITHOUT ROWID keeps the per-query rows in their key's b-tree (a third less disk)
+    "schema_migrations": "rowid",
+    "eval_runs": "rowid autoincrement",
+    "eval_measures": "rowid",
+    "eval_queries": "without rowid",
+    "eval_query_values": "without rowid",
+    "query_log": "rowid",
+    "feedback_events": "rowid",
+    "judgments": "rowid",
+    "ab_tests": "rowid",
+    "shadow_runs": "rowid",
+}
+
+
+def _storage(sql: str) -> str:
+    if sql.rstrip().endswith("WITHOUT ROWID"):
+        return "without rowid"
+    return "rowid autoincrement" if "PRIMARY KEY AUTOINCREMENT" in sql else "rowid"
+
+
+def sqlite_schema(db: sqlite3.Connection) -> dict[str, Any]:
+    """Tables, columns, indexes, foreign keys, CHECKs and storage of a SQLite database."""
+    tables = [
+        row[0]
+        for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+    ]
+    found: dict[str, Any] = {"tables": tables, "columns": {}, "indexes": {}, "foreign_keys": {}}
+    for table in tables:
+        if table == "sqlite_sequence":
+            continue
+        found["columns"][table] = [
+            tuple(row[1:]) for row in db.execute(f"PRAGMA table_info({table})")
+        ]
+        indexes = {}
+        for _, name, unique, origin, _partial in db.execute(f"PRAGMA index_list({table})"):
+            cols = [row[2] for row in db.execute(f"PRAGMA index_info({name})")]
+            indexes[name] = (unique, origin, cols)
+        found["indexes"][table] = indexes
+        found["foreign_keys"][table] = [
+            (row[2], row[3], row[4], row[5], row[6])
+            for row in db.execute(f"PRAGMA foreign_key_list({table})")
+        ]
+    sql = dict(
+        db.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name != 'sqlite_sequence'"
+        )
+    )
+    found["storage"] = {name: _storage(text) for name, text in sql.items()}
+    found["checks"] = {
+        match[0]: match[1]
+        for text in sql.values()
+        for match in re.findall(r"CONSTRAINT (\w+) CHECK \((.*)\),? *$", text, re.MULTILINE)
+    }
+    return found
+
+
+# ---------------------------------------------------------------- PostgreSQL
+
+TS = "timestamp with time zone"
+WS = ("workspace_id", "text", "NO", "'default'::text")
+
+
+def _serial(table: str) -> tuple[str, str, str, str]:
+    return ("id", "bigint", "NO", f"nextval('{table}_id_seq'::regclass)")
+
+
+POSTGRES_COLUMNS = {
+    # (name, data_type, is_nullable, column_default) as information_schema.columns has them
+    "schema_migrations": [
+        ("id", "integer", "NO", None),
+        ("name", "text", "NO", None),
+        ("applied_at", TS, "NO", None),
+    ],
+    "eval_runs": [
+        _serial("eval_runs"),
+        WS,
+        ("system", "text", "NO", None),
+        ("system_settings", "text", "NO", None),
+        ("dataset_name", "text", "NO", None),
+        ("dataset_version", "text", "NO", None),
+        ("dataset_sha256", "text", "NO", None),
+        ("dataset_loader", "text", "YES", None),
+        ("relevance_threshold", "integer", "NO", None),
+        ("k", "integer", "YES", None),
+        ("recallbench_version", "text", "NO", None),
+        ("git_revision", "text", "YES", None),
+        ("created_at", TS, "NO", None),
+        ("recorded_at", TS, "NO", None),
+        ("accepted", "boolean", "NO", "false"),
+        ("accepted_at", TS, "YES", None),
+        ("queries", "integer", "NO", None),
+        ("evaluated", "integer", "NO", None),
+        ("failed", "integer", "NO", None),
+        ("missing", "integer", "NO", None),
+        ("no_relevant", "integer", "NO", None),
+        ("latency_p50", "double precision", "YES", None),
+        ("latency_p95", "double precision", "YES", None),
+        ("latency_p99", "double precision", "YES", None),
+        ("source", "text", "YES", None),
+        ("rules", "text", "NO", None),
+    ],
+    "eval_measures": [
+        ("run_id", "bigint", "NO", None),
+        WS,
+        ("measure", "text", "NO", None),
+        ("mean", "double precision", "YES", None),
+        ("higher_is_better", "boolean", "NO", None),
+        ("position", "integer", "NO", None),
+    ],
+    "eval_queries": [
+        ("run_id", "bigint", "NO", None),
+        WS,
+        ("query_id", "text", "NO", None),
+        ("position", "integer", "NO", None),
+        ("category", "text", "YES", None),
+        ("intent", "text", "YES", None),
+        ("status", "text", "NO", None),
+        ("latency_ms", "double precision", "YES", None),
+    ],
+    "eval_query_values": [
+        ("run_id", "bigint", "NO", None),
+        WS,
+        ("query_id", "text", "NO", None),
+        ("measure", "text", "NO", None),
+        ("value", "double precision", "YES", None),
+    ],
+    "query_log": [
+        _serial("query_log"),
+        WS,
+        ("query_id", "text", "NO", None),
+        ("text", "text", "NO", None),
+        ("intent", "text", "YES", None),
+        ("mode", "text", "YES", None),
+        ("session_id", "text", "YES", None),
+        ("tool", "text", "YES", None),
+        ("results", "text", "NO", None),
+        ("channels", "text", "NO", None),
+        ("texts", "text", "NO", None),
+        ("latency_ms", "double precision", "YES", None),
+        ("trace_id", "text", "YES", None),
+        ("created_at", TS, "NO", None),
+        ("golden", "boolean", "NO", "false"),
+        ("category", "text", "YES", None),
+    ],
+    "feedback_events": [
+        _serial("feedback_events"),
+        WS,
+        ("query_id", "text", "NO", None),
+        ("kind", "text", "NO", None),
+        ("doc_id", "text", "YES", None),
+        ("rank", "integer", "YES", None),
+        ("session_id", "text", "YES", None),
+        ("created_at", TS, "NO", None),
+    ],
+    "judgments": [
+        _serial("judgments"),
+        WS,
+        ("query_id", "text", "NO", None),
+        ("doc_id", "text", "NO", None),
+        ("grade", "integer", "NO", None),
+        ("source", "text", "NO", None),
+        ("annotator", "text", "YES", None),
+        ("confidence", "double precision", "YES", None),
+        ("created_at", TS, "NO", None),
+    ],
+    "ab_tests": [
+        _serial("ab_tests"),
+        WS,
+        ("name", "text", "NO", None),
+        ("control", "text", "NO", None),
+        ("treatment", "text", "NO", None),
+        ("measure", "text", "NO", None),
+        ("status", "text", "NO", None),
+        ("sprt_state", "text", "YES", None),
+        ("beta_state", "text", "YES", None),
+        ("created_at", TS, "NO", None),
+        ("updated_at", TS, "NO", None),
+        ("decided_at", TS, "YES", None),
+        ("decision", "text", "YES", None),
+    ],
+    "shadow_runs": [
+        _serial("shadow_runs"),
+        WS,
+        ("ab_test_id", "bigint", "YES", None),
+        ("query_id", "text", "NO", None),
+        ("control_results", "text", "NO", None),
+        ("treatment_results", "text", "NO", None),
+        ("control_latency_ms", "double precision", "YES", None),
+        ("treatment_latency_ms", "double precision", "YES", None),
+        ("kendall_tau", "double precision", "YES", None),
+        ("jaccard", "double precision", "YES", None),
+        ("top1_changed", "boolean", "YES", None),
+        ("created_at", TS, "NO", None),
+    ],
+}
+
+
+def _btree(name: str, table: str, columns: str, unique: bool = False) -> str:
+    kind = "UNIQUE INDEX" if unique else "INDEX"
+    return f"CREATE {kind} {name} ON public.{table} USING btree ({columns})"
+
+
+POSTGRES_INDEXES = {
+    # name -> definition, as pg_indexes has it (primary keys and UNIQUE constraints included)
+    "schema_migrations": {
+        "schema_migrations_pkey": _btree("schema_migrations_pkey", "schema_migrations", "id", True)
+    },
+    "eval_runs": {
+        "eval_runs_pkey": _btree("eval_runs_pkey", "eval_runs", "id", True),
+        "ix_eval_runs_series": _btree(
+            "ix_eval_runs_series", "eval_runs", "workspace_id, system, dataset_sha256, created_at"
+        ),
+    },
+    "eval_measures": {
+        "eval_measures_pkey": _btree("eval_measures_pkey", "eval_measures", "run_id, measure", True)
+    },
+    "eval_queries": {
+        "eval_queries_pkey": _btree("eval_queries_pkey", "eval_queries", "run_id, query_id", True)
+    },
+    "eval_query_values": {
+        "eval_query_values_pkey": _btree(
+            "eval_query_values_pkey", "eval_query_values", "run_id, query_id, measure", True
+        )
+    },
+    "query_log": {
+        "query_log_pkey": _btree("query_log_pkey", "query_log", "id", True),
+        "uq_query_log_query": _btree(
+            "uq_query_log_query", "query_log", "workspace_id, query_id", True
+        ),
+        "ix_query_log_created": _btree(
+            "ix_query_log_created", "query_log", "workspace_id, created_at"
+        ),
+        "ix_query_log_session": _btree(
+            "ix_query_log_session", "query_log", "workspace_id, session_id"
+        ),
+    },
+    "feedback_events": {
+        "feedback_events_pkey": _btree("feedback_events_pkey", "feedback_events", "id", True),
+        "ix_feedback_events_query": _btree(
+            "ix_feedback_events_query", "feedback_events", "workspace_id, query_id"
+        ),
+    },
+    "judgments": {
+        "judgments_pkey": _btree("judgments_pkey", "judgments", "id", True),
+        "uq_judgments_judgment": _btree(
+            "uq_judgments_judgment", "judgments", "workspace_id, query_id, doc_id, source", True
+        ),
+    },
+    "ab_tests": {
+        "ab_tests_pkey": _btree("ab_tests_pkey", "ab_tests", "id", True),
+        "uq_ab_tests_name": _btree("uq_ab_tests_name", "ab_tests", "workspace_id, name", True),
+    },
+    "shadow_runs": {
+        "shadow_runs_pkey": _btree("shadow_runs_pkey", "shadow_runs", "id", True),
+        "ix_shadow_runs_created": _btree(
+            "ix_shadow_runs_created", "shadow_runs", "workspace_id, created_at"
+        ),
+        "ix_shadow_runs_ab_test": _btree(
+            "ix_shadow_runs_ab_test", "shadow_runs", "ab_test_id, created_at"
+        ),
+    },
+}
+
+RUN_FK_PG = "FOREIGN KEY (run_id) REFERENCES eval_runs(id) ON DELETE CASCADE"
+POSTGRES_CONSTRAINTS = {
+    # name -> (kind, definition) as pg_constraint / pg_get_constraintdef have them;
+    # p primary key, u unique, f foreign key, c check
+    "schema_migrations": {"schema_migrations_pkey": ("p", "PRIMARY KEY (id)")},
+    "eval_runs": {"eval_runs_pkey": ("p", "PRIMARY KEY (id)")},
+    "eval_measures": {
+        "eval_measures_pkey": ("p", "PRIMARY KEY (run_id, measure)"),
+        "eval_measures_run_id_fkey": ("f", RUN_FK_PG),
+    },
+    "eval_queries": {
+        "eval_queries_pkey": ("p", "PRIMARY KEY (run_id, query_id)"),
+        "eval_queries_run_id_fkey": ("f", RUN_FK_PG),
+    },
+    "eval_query_values": {
+        "eval_query_values_pkey": ("p", "PRIMARY KEY (run_id, query_id, measure)"),
+        "eval_query_values_run_id_fkey": ("f", RUN_FK_PG),
+    },
+    "query_log": {
+        "query_log_pkey": ("p", "PRIMARY KEY (id)"),
+        "uq_query_log_query": ("u", "UNIQUE (workspace_id, query_id)"),
+    },
+    "feedback_events": {
+        "feedback_events_pkey": ("p", "PRIMARY KEY (id)"),
+        "ck_feedback_events_kind": (
+            "c",
+            "CHECK ((kind = ANY (ARRAY['read_after_search'::text, 're_search'::text, "
+            "'scroll_past'::text, 'reference'::text, 'validated_useful'::text, "
+            "'validated_not_useful'::text])))",
+        ),
+    },
+    "judgments": {
+        "judgments_pkey": ("p", "PRIMARY KEY (id)"),
+        "uq_judgments_judgment": ("u", "UNIQUE (workspace_id, query_id, doc_id, source)"),
+        "ck_judgments_grade": ("c", "CHECK (((grade >= 0) AND (grade <= 3)))"),
+        "ck_judgments_source": (
+            "c",
+            "CHECK ((source = ANY (ARRAY['manual'::text, 'implicit'::text, "
+            "'bootstrapped'::text, 'validated'::text])))",
+        ),
+    },
+    "ab_tests": {
+        "ab_tests_pkey": ("p", "PRIMARY KEY (id)"),
+        "uq_ab_tests_name": ("u", "UNIQUE (workspace_id, name)"),
+    },
+    "shadow_runs": {
+        "shadow_runs_pkey": ("p", "PRIMARY KEY (id)"),
+        "shadow_runs_ab_test_id_fkey": (
+            "f",
+            "FOREIGN KEY (ab_test_id) REFERENCES ab_tests(id) ON DELETE CASCADE",
+        ),
+    },
+}
+
+POSTGRES_SEQUENCES = [
+    # (name, data_type): the serial ids are 64-bit
+    ("ab_tests_id_seq", "bigint"),
+    ("eval_runs_id_seq", "bigint"),
+    ("feedback_events_id_seq", "bigint"),
+    ("judgments_id_seq", "bigint"),
+    ("query_log_id_seq", "bigint"),
+    ("shadow_runs_id_seq", "bigint"),
+]
+
+
+def postgres_schema(connection: Any) -> dict[str, Any]:
+    """Tables, columns, indexes, constraints and sequences of the ``public`` schema of a
+    PostgreSQL database (``connection``: a psycopg connection)."""
+
+    def rows(sql: str, *params: str) -> list[tuple[Any, ...]]:
+        return [tuple(row) for row in connection.execute(sql, params).fetchall()]
+
+    tables = [
+        row[0]
+        for row in rows(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' "
+            "ORDER BY table_name"
+        )
+    ]
+    found: dict[str, Any] = {"tables": tables, "columns": {}, "indexes": {}, "constraints": {}}
+    for table in tables:
+        found["columns"][table] = rows(
+            "SELECT column_name, data_type, is_nullable, column_default "
+            "FROM information_schema.columns WHERE table_schema = 'public' AND table_name = %s "
+            "ORDER BY ordinal_position",
+            table,
+        )
+        found["indexes"][table] = dict(
+            rows(
+                "SELECT indexname, indexdef FROM pg_indexes "
+                "WHERE schemaname = 'public' AND tablename = %s",
+                table,
+            )
+        )
+        found["constraints"][table] = {
+            name: (kind, definition)
+            for name, kind, definition in rows(
+                "SELECT conname, contype, pg_get_constraintdef(oid) FROM pg_constraint "
+                "WHERE conrelid = %s::regclass",
+                f"public.{table}",
+            )
+        }
+    found["sequences"] = rows(
+        "SELECT sequence_name, data_type FROM information_schema.sequences "
+        "WHERE sequence_schema = 'public' ORDER BY sequence_name"
+    )
+    return found
