@@ -494,3 +494,39 @@ def test_query_and_read_arguments() -> None:
     assert query_path({"search": {"text": "about {query}"}, "k": 5}) == ("search", "text")
     assert query_path({"k": "{k}"}) is None
     assert read_ids(["a", 2, None]) == ["a", "2"] and read_ids("a") == ["a"]
+
+
+def test_a_proxied_session_becomes_a_dataset_that_runs(
+    installed_servers: Path, tmp_path: Path
+) -> None:
+    """The whole online loop: an agent-like session through the proxy, its query log and
+    feedback harvested into a golden dataset, and that dataset evaluated by `run`."""
+    url = f"sqlite:///{tmp_path / 'telemetry.db'}"
+    command = proxy_command(
+        "--profile", "server-memory", "--store-dir", str(tmp_path / "memory"), "--store", url,
+        "--validate-tool",
+    )  # fmt: skip
+    asyncio.run(over_stdio(command, MEMORY_CALLS, dict(os.environ)))
+    golden = tmp_path / "golden.json"
+    harvested = CliRunner().invoke(main, ["harvest", "--store", url, "--out", str(golden)])
+    assert harvested.exit_code == 0, harvested.output
+    assert "3 logged queries, 3 unique, 3 sampled; 3 with evidence" in harvested.output
+    data = json.loads(golden.read_text())
+    grades = {q["text"]: data["qrels"][q["id"]] for q in data["queries"]}
+    assert grades == {
+        "postgres": {"backup-db": 2, "ledger-db": 1},  # read; shown and scrolled past
+        "PostgreSQL": {"backup-db": 1, "ledger-db": 2},  # the late read counts
+        "friday": {"deploy-freeze": 0, "standup": 2},  # validated not useful; read
+    }
+    texts = {d["id"]: d["text"] for d in data["documents"]}
+    assert texts["standup"] == "The Friday standup moved to 10:00."
+    out = tmp_path / "run"
+    ran = CliRunner().invoke(
+        main,
+        ["run", "--dataset", str(golden), "--system", "builtin-lexical", "--no-store",
+         "--out", str(out), "-q"],
+    )  # fmt: skip
+    assert ran.exit_code == 0, ran.output
+    report = json.loads((out / "report.json").read_text())
+    assert report["counts"]["evaluated"] == 3
+    assert report["dataset"]["name"] == "harvested" and report["means"]["mrr@10"] > 0
