@@ -399,3 +399,17 @@ def test_readme_configuration_example_is_valid(tmp_path: Path) -> None:
     assert config.gates.measures["mrr@10"].min == 0.6
     assert config.gates.measures["ndcg@10"].blocking is False
     assert config.gates.regression.window == 5 and config.gates.latency.p95 == 200
+
+
+def test_an_unwritable_job_summary_does_not_change_the_verdict(
+    bundled_report: Report, tmp_path: Path
+) -> None:
+    report = _write(tmp_path / "report.json", bundled_report)
+    config = _config(tmp_path, '[gates.measures."mrr@10"]\nmin = 0.1\n')
+    summary = str(tmp_path / "no-such-folder" / "summary.md")
+    code, out = _gate(
+        str(report), "--config", str(config), "--baseline", "none",
+        env={"GITHUB_STEP_SUMMARY": summary},
+    )  # fmt: skip
+    assert code == 0, out
+    assert "cannot append to $GITHUB_STEP_SUMMARY" in out and "Traceback" not in out

@@ -533,3 +533,28 @@ def test_get_logger_is_one_per_store_and_workspace(tmp_path: Path) -> None:
     finally:
         for workspace in ("a", "b"):
             get_logger(url, workspace).close()
+
+
+def test_one_refused_record_does_not_take_its_batch_with_it(tmp_path: Path) -> None:
+    """A record the store refuses (a None text violates NOT NULL) is dropped alone: the
+    batch is retried record by record, and the five good searches are written."""
+    url = f"sqlite:///{tmp_path / 'refuse.db'}"
+    logger = TelemetryLogger(url, flush_interval=0.05)
+    for i in range(5):
+        logger.log_search(f"good {i}", ["a", "b"])
+    logger.log_search(None, ["a"])  # type: ignore[arg-type]
+    logger.close()
+    stats = logger.stats
+    from recallbench.store import open_store
+
+    with open_store(url) as store:
+        assert store.count("query_log") == 5
+    assert (stats.written, stats.dropped) == (5, 1)
+
+
+def test_repr_masks_the_password() -> None:
+    logger = TelemetryLogger("postgresql://alice:s3cr3t@127.0.0.1:1/db")
+    try:
+        assert "s3cr3t" not in repr(logger)
+    finally:
+        logger.close(timeout=0.1)

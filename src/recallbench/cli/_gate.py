@@ -192,8 +192,11 @@ def _job_summary(markdown: str) -> None:
     """GitHub Actions shows what is appended to $GITHUB_STEP_SUMMARY on the run's page."""
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
-        with open(summary, "a", encoding="utf-8") as handle:
-            handle.write(markdown + "\n")
+        try:
+            with open(summary, "a", encoding="utf-8") as handle:
+                handle.write(markdown + "\n")
+        except OSError as error:  # the verdict, not the summary, decides the exit code
+            warn(f"cannot append to $GITHUB_STEP_SUMMARY ({summary}): {error.strerror}")
 
 
 def _accept(report: Report, store_url: str | None, console: Console) -> None:

@@ -15,16 +15,13 @@ from recallbench.compare._model import (
     PairedComparison,
     RankDifferences,
 )
+from recallbench.report._markdown import signed
 from recallbench.stats._multiple import CORRECTION_NAMES
 
 MOST_CHANGED_SHOWN = 5
 TERMINAL_MEASURES = 4
 """Breakdown tables in the terminal show the first measures (comparison.md has them all)."""
 STYLES = {"better": "green", "worse": "red", "no significant difference": "", "not tested": "dim"}
-
-
-def signed(value: float | None, digits: int = 4) -> str:
-    return "–" if value is None else f"{value:+.{digits}f}"
 
 
 def plain(value: float | None, digits: int = 4) -> str:

@@ -58,10 +58,14 @@ def render_gate_markdown(result: GateResult) -> str:
         "|---|---|---|",
     ]
     for check in result.checks:
-        message = check.message.replace("|", "\\|")
-        lines.append(f"| {ICONS[check.status]} | {check.name} | {message} |")
+        lines.append(f"| {ICONS[check.status]} | {_cell(check.name)} | {_cell(check.message)} |")
     lines += ["", _headline(result) + "."]
     return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    """Text safe in a Markdown table cell: pipes escaped, line breaks as spaces."""
+    return " ".join(text.replace("|", "\\|").split())
 
 
 def render_junit(result: GateResult) -> str:

@@ -154,7 +154,7 @@ def harvest(
     for item in chosen:
         graded: dict[str, int] = {}
         provenance: dict[str, dict[str, object]] = {}
-        for doc in {*item.shown, *item.events}:
+        for doc in sorted({*item.shown, *item.events}):
             text = item.texts.get(doc)
             if text is None:
                 missing_text.add(doc)

@@ -396,12 +396,14 @@ class Proxy:
         query_id = query_id or session.rules.latest_search_of(doc_id)
         if query_id is None:
             return _text(f"no search of this session returned {doc_id!r}; pass its query_id", True)
+        verdict = "useful" if useful else "not useful"
+        if self.telemetry is None:
+            return _text(f"not recorded: telemetry is off ({doc_id} was {verdict})", False)
         try:
-            if self.telemetry is not None:
-                self.telemetry.log_validation(query_id, doc_id, useful)
+            self.telemetry.log_validation(query_id, doc_id, useful)
         except Exception as error:
             warn(f"could not log the validation of {doc_id}: {error}")
-        verdict = "useful" if useful else "not useful"
+            return _text(f"not recorded: {doc_id} was {verdict}, but logging failed", False)
         return _text(f"recorded: {doc_id} was {verdict} (query {query_id})", False)
 
 

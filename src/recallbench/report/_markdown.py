@@ -177,8 +177,11 @@ def _channels(analysis: ChannelAnalysis | None) -> list[str]:
     return lines
 
 
-def signed(value: float | None) -> str:
-    return "–" if value is None else f"{value:+.4f}"
+def signed(value: float | None, digits: int = 4) -> str:
+    """``+0.0123``; a value that rounds to zero is ``+0.0000``, never ``-0.0000``."""
+    if value is None:
+        return "–"
+    return f"{value if round(value, digits) else 0.0:+.{digits}f}"
 
 
 def _worst(report: Report, measures: list[str]) -> list[str]:

@@ -85,7 +85,8 @@ def create_store_engine(url: str) -> Engine:
     elif parsed.drivername in _LIBPQ_DRIVERS and "connect_timeout" not in parsed.query:
         options["connect_args"] = {"connect_timeout": CONNECT_TIMEOUT_S}
     try:
-        engine = create_engine(parsed, **options)
+        # errors never quote the statement's parameters: agents' queries and memories
+        engine = create_engine(parsed, hide_parameters=True, **options)
     except NoSuchModuleError:
         raise ConfigError(
             f"history store {shown!r}: unknown database kind {parsed.drivername!r} "

@@ -288,7 +288,10 @@ class TelemetryLogger:
         self.close()
 
     def __repr__(self) -> str:
-        target = repr(self._sink) if self._sink is not None else repr(self.store_url or "default")
+        from recallbench.store._engine import display_url  # the password masked
+
+        url = display_url(self.store_url) if self.store_url else "default"
+        target = repr(self._sink) if self._sink is not None else repr(url)
         return f"TelemetryLogger({target}, workspace={self.workspace!r})"
 
     def _start(self) -> tuple[Writer, weakref.finalize[[], TelemetryLogger]]:

@@ -5,7 +5,8 @@ dropped and counted). One daemon thread takes them off in batches: it waits for 
 record, then collects more until ``batch_size`` records or ``flush_interval`` seconds, groups
 them by kind and hands them to the sink in one ``write`` call. A write that raises is
 counted in ``errors`` and retried once after :data:`RETRY_DELAY`; when the retry fails too,
-the batch is dropped and counted. Nothing the sink does reaches the caller.
+its records are written one by one, and only those the sink refuses are dropped and counted.
+Nothing the sink does reaches the caller.
 
 A flush puts a marker on the queue: the writer writes what it holds as soon as it reaches
 the marker, so everything queued before it is written (or counted as dropped) when the
@@ -37,6 +38,10 @@ Item: TypeAlias = Record | tuple[Record, ...]
 
 EXIT_TIMEOUT = 10.0
 """Seconds the exit hook waits, for all writers together, before giving up on the rest."""
+FLUSH_POLL = 0.1
+"""Seconds between checks that the writer thread is still alive while a flush waits."""
+ISOLATION_GIVE_UP = 3
+"""Refusals in a row, writing a failed batch record by record, that mean the store is down."""
 RETRY_DELAY = 0.1
 """Seconds before a failed write is tried again."""
 IDLE_POLL = 1.0
@@ -107,7 +112,10 @@ class StoreSink:
             self._store = None
 
     def __repr__(self) -> str:
-        return f"StoreSink({self.url!r}, workspace={self.workspace!r})"
+        from recallbench.store._engine import display_url  # the password masked
+
+        url = display_url(self.url) if self.url else None
+        return f"StoreSink({url!r}, workspace={self.workspace!r})"
 
 
 class _Flush:
@@ -204,8 +212,14 @@ class Writer:
                 self._flushes -= 1
             return False
         self._wake.set()
-        remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-        return marker.done.wait(remaining)
+        # wait in short steps: a close racing with this flush may end the thread before it
+        # reaches the marker, which then would never be released
+        while not marker.done.wait(FLUSH_POLL):
+            if not self._thread.is_alive():
+                return marker.done.is_set()
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+        return True
 
     def stop(self) -> None:
         """Ask the thread to write what is queued and end; new records are dropped.
@@ -308,26 +322,16 @@ class Writer:
             records.append(item)
 
     def _write(self, records: list[Record]) -> None:
-        queries = [r for r in records if isinstance(r, QueryLogEntry)]
-        feedback = [r for r in records if isinstance(r, FeedbackEvent)]
-        judgments = [r for r in records if isinstance(r, Judgment)]
         for attempt in (1, 2):
             try:
-                self.sink.write(queries, feedback, judgments)
+                self._send(records)
             except Exception as error:
                 with self._lock:
                     self._errors += 1
-                    if attempt == 2:
-                        self._dropped += len(records)
                 if attempt == 2:
-                    self._warn(
-                        "recallbench telemetry: %d records dropped, writing to %r failed twice: %s",
-                        len(records),
-                        self.sink,
-                        error,
-                    )
+                    self._isolate(records, error)
                     return
-                _log.debug("telemetry write to %r failed, retrying: %s", self.sink, error)
+                _log.debug("telemetry write to %r failed, retrying: %s", self.sink, _reason(error))
                 time.sleep(RETRY_DELAY)
             else:
                 with self._lock:
@@ -335,10 +339,57 @@ class Writer:
                     self._batches += 1
                 return
 
+    def _send(self, records: Sequence[Record]) -> None:
+        self.sink.write(
+            [r for r in records if isinstance(r, QueryLogEntry)],
+            [r for r in records if isinstance(r, FeedbackEvent)],
+            [r for r in records if isinstance(r, Judgment)],
+        )
+
+    def _isolate(self, records: list[Record], error: Exception) -> None:
+        """A batch failed twice: write its records one by one, so that one record the store
+        refuses does not take the others with it. Three refusals in a row mean the store
+        itself is down: the rest of the batch is dropped without more attempts."""
+        refused = 0
+        in_a_row = 0
+        if len(records) > 1:
+            for index, record in enumerate(records):
+                try:
+                    self._send([record])
+                    in_a_row = 0
+                except Exception:
+                    refused += 1
+                    in_a_row += 1
+                    if in_a_row == ISOLATION_GIVE_UP:
+                        refused += len(records) - index - 1
+                        break
+        else:
+            refused = len(records)
+        with self._lock:
+            self._written += len(records) - refused
+            self._dropped += refused
+            if refused < len(records):
+                self._batches += 1
+        if refused:
+            self._warn(
+                "recallbench telemetry: %d of %d records dropped, the store %r refused them: %s",
+                refused,
+                len(records),
+                self.sink,
+                _reason(error),
+            )
+
     def _warn(self, message: str, *args: object) -> None:
         """The first problem as a warning, later ones at debug level (no flood of logs)."""
         _log.log(logging.DEBUG if self._warned else logging.WARNING, message, *args)
         self._warned = True
+
+
+def _reason(error: BaseException) -> str:
+    """The error without the statement's parameters (they hold agents' queries and memories)."""
+    cause = getattr(error, "orig", None) or error
+    first = str(cause).strip().splitlines()[0] if str(cause).strip() else ""
+    return f"{type(cause).__name__}: {first}" if first else type(cause).__name__
 
 
 # --- the exit hook -----------------------------------------------------------------------
