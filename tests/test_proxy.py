@@ -531,3 +531,14 @@ def test_a_proxied_session_becomes_a_dataset_that_runs(
     report = json.loads((out / "report.json").read_text())
     assert report["counts"]["evaluated"] == 3
     assert report["dataset"]["name"] == "harvested" and report["means"]["mrr@10"] > 0
+
+
+def test_a_long_session_forgets_searches_no_result_points_to() -> None:
+    from recallbench.online import _feedback
+
+    rules = SessionFeedback()
+    for i in range(_feedback.PRUNE_AT + 10):
+        rules.search(Search(f"q{i}", f"text {i}", (f"d{i % 3}",), float(i)))
+    assert len(rules._read) < 20  # not 1,034: pruned to the searches still credited, since
+    events = rules.read(["d0"])
+    assert [(e.kind, e.doc_id) for e in events] == [("read_after_search", "d0")]

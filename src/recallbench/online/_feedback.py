@@ -105,6 +105,11 @@ def result_ids(values: Iterable[object]) -> tuple[str, ...]:
     return tuple(seen)
 
 
+PRUNE_AT = 1024
+"""Searches remembered before those that no result points to any more are forgotten (a
+read can only be credited to the most recent search that returned the id)."""
+
+
 class SessionFeedback:
     """The rules applied to one session's calls, in the order they complete."""
 
@@ -125,6 +130,9 @@ class SessionFeedback:
         self._read.setdefault(search.query_id, set())
         for rank, doc_id in enumerate(search.results, start=1):
             self._latest[doc_id] = (search.query_id, rank)
+        if len(self._read) > PRUNE_AT:  # a long session: forget searches no id points to
+            live = {query_id for query_id, _ in self._latest.values()}
+            self._read = {q: read for q, read in self._read.items() if q in live}
         return events
 
     def read(self, ids: Iterable[str]) -> list[Feedback]:
