@@ -23,6 +23,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from recallbench.cli import main
+from recallbench.core._net import free_port as _free_port
 from recallbench.online._feedback import (
     RE_SEARCH_WINDOW,
     Feedback,
@@ -36,7 +37,7 @@ from recallbench.online._feedback import (
 from recallbench.online._proxy import VALIDATE_TOOL, query_path, read_ids
 from recallbench.online._upstream import profile_launch
 from recallbench.store import open_store
-from recallbench.systems._mcp import _free_port, wait_for_listener
+from recallbench.systems._mcp import wait_for_listener
 from recallbench.systems._profile import load_profile, shipped_profiles
 
 Call = tuple[str, dict[str, Any]]

@@ -10,6 +10,7 @@ import click
 from rich.console import Console
 
 from recallbench.cli._errors import reports_errors, warn
+from recallbench.cli._options import store_option
 from recallbench.cli._run import make_console
 from recallbench.core import ConfigError
 from recallbench.core._files import atomic_write_text
@@ -33,8 +34,6 @@ from recallbench.gates import (
     write_baseline,
 )
 from recallbench.report import Report, read_report
-
-STORE_HELP = "History store URL (default: $RECALLBENCH_STORE or SQLite in $RECALLBENCH_HOME)."
 
 
 @click.command(
@@ -63,7 +62,7 @@ With $GITHUB_STEP_SUMMARY set, the Markdown verdict is appended to the job summa
     help="Baseline file, `auto` (rolling mean of accepted runs in the store) or `none`. "
     "Default: the config's gates.baseline, else auto.",
 )
-@click.option("--store", "store_url", metavar="URL", help=STORE_HELP)
+@store_option
 @click.option("--strict", is_flag=True, help="Fail closed: warnings and a missing baseline fail.")
 @click.option(
     "--summary-md",
@@ -230,7 +229,7 @@ Examples:
     show_default=True,
     help="The baseline file to write (commit it; point gates.baseline at it).",
 )
-@click.option("--store", "store_url", metavar="URL", help=STORE_HELP)
+@store_option
 @reports_errors
 def accept(run: str, out_path: Path, store_url: str | None) -> None:
     """Accept a run as the baseline: a report (file or folder) or a store run id.

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from recallbench.cli._errors import reports_errors
+from recallbench.cli._options import store_option, workspace_option
 from recallbench.cli._run import make_console
 from recallbench.core._files import atomic_write_text
 
@@ -29,13 +30,8 @@ validated not useful 0; a manual judgment in the store wins. Relevance threshold
     type=click.Path(dir_okay=False, path_type=Path),
     help="The dataset file to write (recallbench.dataset/v1).",
 )
-@click.option(
-    "--store",
-    "store_url",
-    metavar="URL",
-    help="Telemetry store URL (default: $RECALLBENCH_STORE or SQLite in $RECALLBENCH_HOME).",
-)
-@click.option("--workspace", default="default", show_default=True, help="The store's workspace.")
+@store_option
+@workspace_option
 @click.option("--since", metavar="DATE", help="Only queries logged at or after this ISO date.")
 @click.option("--until", metavar="DATE", help="Only queries logged before this ISO date.")
 @click.option(

@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from recallbench.cli._errors import reports_errors
-from recallbench.cli._options import measures_option
+from recallbench.cli._options import measures_option, store_option, workspace_option
 from recallbench.cli._run import make_console
 
 if TYPE_CHECKING:
@@ -78,15 +78,8 @@ Every `recallbench run` and `bench` records its reports (unless --no-store).
     show_default=True,
     help="Newest runs shown per series.",
 )
-@click.option(
-    "--store",
-    "store_url",
-    metavar="URL",
-    help="History store URL (default: $RECALLBENCH_STORE or SQLite in $RECALLBENCH_HOME).",
-)
-@click.option(
-    "--workspace", default="default", show_default=True, help="Workspace of the store to read."
-)
+@store_option
+@workspace_option
 @reports_errors
 def history(
     system: str | None,

@@ -46,13 +46,20 @@ config_option = click.option(
     "its datasets, systems, measures and k apply where no flag is given.",
 )
 
+store_option = click.option(
+    "--store",
+    "store_url",
+    metavar="URL",
+    help="Store URL (default: $RECALLBENCH_STORE, else SQLite in $RECALLBENCH_HOME).",
+)
+"""``--store URL`` into ``store_url``: the history and telemetry store."""
+
+workspace_option = click.option(
+    "--workspace", default="default", show_default=True, help="The store's workspace."
+)
+
 store_options = [
-    click.option(
-        "--store",
-        "store_url",
-        metavar="URL",
-        help="History store URL (default: $RECALLBENCH_STORE, else SQLite in $RECALLBENCH_HOME).",
-    ),
+    store_option,
     click.option("--no-store", is_flag=True, help="Do not record the run in the history store."),
 ]
 

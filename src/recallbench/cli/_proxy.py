@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from recallbench.cli._errors import reports_errors
+from recallbench.cli._options import store_option, workspace_option
 
 if TYPE_CHECKING:
     from recallbench.systems._profile import Profile
@@ -43,13 +44,8 @@ re_search (near-duplicate query within 120 s), scroll_past (shown, never read) a
     help="The memory server's data folder ({workdir} of the profile; created, kept). "
     "Default: a temporary folder, removed when the proxy stops.",
 )
-@click.option(
-    "--store",
-    "store_url",
-    metavar="URL",
-    help="Telemetry store URL (default: $RECALLBENCH_STORE or SQLite in $RECALLBENCH_HOME).",
-)
-@click.option("--workspace", default="default", show_default=True, help="The store's workspace.")
+@store_option
+@workspace_option
 @click.option(
     "--http",
     "http_port",

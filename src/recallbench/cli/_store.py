@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from recallbench.cli._errors import reports_errors
+from recallbench.cli._options import store_option, workspace_option
 from recallbench.cli._run import make_console
 
 TABLES = {
@@ -29,15 +30,8 @@ Examples:
 Run it daily (cron, a CI schedule): telemetry grows with every search an agent makes.
 """
 )
-@click.option(
-    "--store",
-    "store_url",
-    metavar="URL",
-    help="History store URL (default: $RECALLBENCH_STORE, else SQLite in $RECALLBENCH_HOME).",
-)
-@click.option(
-    "--workspace", default="default", show_default=True, help="Workspace of the store to prune."
-)
+@store_option
+@workspace_option
 @click.option(
     "--query-log-days",
     type=click.IntRange(min=0),

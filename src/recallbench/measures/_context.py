@@ -138,5 +138,18 @@ def per_query(context: MemoryContext, value: Callable[[str], float]) -> FloatArr
     return np.array([value(qid) for qid in context.query_ids], dtype=np.float64)
 
 
+def missing_from_top(
+    context: MemoryContext, members: Callable[[str], Sequence[str]], k: int | None
+) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+    """For every query with members: (its members, those not in its top k)."""
+    found: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+    for qid in context.query_ids:
+        wanted = tuple(members(qid))
+        if wanted:
+            top = set(context.top(qid, k))
+            found[qid] = (wanted, tuple(d for d in wanted if d not in top))
+    return found
+
+
 def mask(context: MemoryContext, test: Callable[[str], bool]) -> BoolArray:
     return np.array([test(qid) for qid in context.query_ids], dtype=bool)

@@ -9,6 +9,7 @@ from recallbench.measures._context import (
     ContextValues,
     MemoryContext,
     mask,
+    missing_from_top,
     per_query,
 )
 from recallbench.measures._measure import register
@@ -38,16 +39,16 @@ class ChainCompleteness(ContextMeasure):
             name = context.queries[qid].chain
             return chains.get(name, ()) if name else ()
 
-        missed = {
-            qid: tuple(d for d in chain(qid) if d not in set(context.top(qid, self.cutoff)))
-            for qid in context.query_ids
-            if chain(qid)
-        }
+        found = missing_from_top(context, chain, self.cutoff)
+
+        def value(qid: str) -> float:
+            if qid not in found:
+                return 0.0
+            members, missed = found[qid]
+            return 1 - len(missed) / len(members)
+
         return ContextValues(
-            values=per_query(
-                context,
-                lambda qid: 1 - len(missed[qid]) / len(chain(qid)) if qid in missed else 0.0,
-            ),
-            population=mask(context, lambda qid: qid in missed),
-            details={qid: items for qid, items in missed.items() if items},
+            values=per_query(context, value),
+            population=mask(context, lambda qid: qid in found),
+            details={qid: missed for qid, (_, missed) in found.items() if missed},
         )

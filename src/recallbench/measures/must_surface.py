@@ -9,6 +9,7 @@ from recallbench.measures._context import (
     ContextValues,
     MemoryContext,
     mask,
+    missing_from_top,
     per_query,
 )
 from recallbench.measures._measure import register
@@ -40,13 +41,9 @@ class MustSurface(ContextMeasure):
         def required(qid: str) -> list[str]:
             return [d for d in context.relevant(qid) if context.tier(d) == MUST_SURFACE_TIER]
 
-        missed = {
-            qid: tuple(d for d in required(qid) if d not in set(context.top(qid, self.cutoff)))
-            for qid in context.query_ids
-            if required(qid)
-        }
+        found = missing_from_top(context, required, self.cutoff)
         return ContextValues(
-            values=per_query(context, lambda qid: float(not missed.get(qid))),
-            population=mask(context, lambda qid: qid in missed),
-            details={qid: items for qid, items in missed.items() if items},
+            values=per_query(context, lambda qid: float(qid in found and not found[qid][1])),
+            population=mask(context, lambda qid: qid in found),
+            details={qid: missed for qid, (_, missed) in found.items() if missed},
         )

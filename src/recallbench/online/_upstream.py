@@ -21,8 +21,8 @@ from pydantic import TypeAdapter
 
 from recallbench.core import SystemUnderTestError
 from recallbench.systems._answers import fill
-from recallbench.systems._install import install_folder, is_installed
-from recallbench.systems._mcp import _free_port, wait_for_listener
+from recallbench.systems._launch import profile_places, require_installed, stop_process
+from recallbench.systems._mcp import wait_for_listener
 from recallbench.systems._profile import Profile
 
 _RAW: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
@@ -47,17 +47,10 @@ class Launch:
 def profile_launch(profile: Profile, workdir: Path, command: tuple[str, ...] = ()) -> Launch:
     """The profile's server with ``{workdir}``, ``{install}`` and ``{port}`` filled in (as
     the MCP adapter does); ``command``, when given, replaces the profile's command line."""
-    needs_install = bool(profile.install.npm or profile.install.pip)
-    if needs_install and not command and not is_installed(profile):
-        raise SystemUnderTestError(
-            f"{profile.name} is not installed: run `recallbench systems install {profile.name}`"
-        )
+    if not command:
+        require_installed(profile)
     server = profile.server
-    places = {
-        "workdir": str(workdir),
-        "install": str(install_folder(profile)),
-        "port": str(_free_port()),
-    }
+    places = profile_places(profile, workdir)
     return Launch(
         name=profile.name,
         command=command or tuple(fill(part, places) for part in server.command),
@@ -165,17 +158,7 @@ async def _http(launch: Launch, stack: AsyncExitStack) -> tuple[Any, Any, int | 
             stderr=sys.stderr,
             stdin=asyncio.subprocess.DEVNULL,
         )
-        stack.push_async_callback(_stop, process)
+        stack.push_async_callback(stop_process, process)
     await wait_for_listener(launch.url, launch.startup_timeout, process)
     streams = await stack.enter_async_context(streamable_http_client(launch.url))
     return streams[0], streams[1], process.pid if process else None
-
-
-async def _stop(process: asyncio.subprocess.Process) -> None:
-    if process.returncode is None:
-        process.terminate()
-        try:
-            await asyncio.wait_for(process.wait(), 5)
-        except TimeoutError:
-            process.kill()
-            await process.wait()

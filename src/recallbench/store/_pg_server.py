@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -22,6 +21,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from recallbench.core._net import free_port
 
 USER = "rb"
 """The superuser of a throwaway server (no password: local trust)."""
@@ -128,7 +129,7 @@ def start_postgres(fast: bool = True, timeout: float = 60.0) -> PostgresServer:
         _run(setup, "initdb", "-D", str(directory / "data"), "-A", "trust", "-U", USER,
              "-E", "UTF8", "--locale=C", "--no-sync")  # fmt: skip
         for attempt in range(1, PORT_ATTEMPTS + 1):
-            server = PostgresServer(directory, _free_port(), bin_dir, as_postgres)
+            server = PostgresServer(directory, free_port(), bin_dir, as_postgres)
             options = f"-p {server.port} -k {directory} -c listen_addresses=127.0.0.1"
             if fast:
                 options += " -c fsync=off -c full_page_writes=off -c synchronous_commit=off"
@@ -197,12 +198,6 @@ def _stop_quietly(directory: Path, bin_dir: Path, as_postgres: bool) -> None:
         except PostgresUnavailable:
             pass
     shutil.rmtree(directory, ignore_errors=True)
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _version(path: Path) -> tuple[int, ...]:

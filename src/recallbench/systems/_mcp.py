@@ -13,7 +13,6 @@ import contextlib
 import os
 import re
 import shutil
-import socket
 import tempfile
 import time
 from collections.abc import Sequence
@@ -33,15 +32,8 @@ from recallbench.systems._answers import (
     raw_hits,
     select,
 )
-from recallbench.systems._install import install_folder, is_installed
+from recallbench.systems._launch import profile_places, require_installed, stop_process
 from recallbench.systems._profile import Profile
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 async def wait_for_listener(
@@ -100,22 +92,14 @@ class MCPSystem:
 
     async def setup(self, documents: Sequence[Document]) -> None:
         await self.close()  # a second setup starts from a fresh store
-        needs_install = bool(self.profile.install.npm or self.profile.install.pip)
-        if needs_install and not is_installed(self.profile):
-            raise SystemUnderTestError(
-                f"{self.name} is not installed: run `recallbench systems install {self.name}`"
-            )
+        require_installed(self.profile)
         if self.store_dir is not None:
             self.store_dir.mkdir(parents=True, exist_ok=True)
             self._workdir = self.store_dir.resolve()
         else:
             self._workdir = Path(tempfile.mkdtemp(prefix=f"recallbench-{self.name}-"))
         server = self.profile.server
-        places = {
-            "workdir": str(self._workdir),
-            "install": str(install_folder(self.profile)),
-            "port": str(_free_port()),
-        }
+        places = profile_places(self.profile, self._workdir)
         command = [fill(part, places) for part in server.command]
         env = {**os.environ, **{k: fill(v, places) for k, v in server.env.items()}}
         self._stack = AsyncExitStack()
@@ -284,13 +268,8 @@ class MCPSystem:
     async def close(self) -> None:
         stack, self._stack, self._session = self._stack, None, None
         process, self._process = self._process, None
-        if process is not None and process.returncode is None:
-            process.terminate()
-            try:
-                await asyncio.wait_for(process.wait(), 5)
-            except TimeoutError:
-                process.kill()
-                await process.wait()
+        if process is not None:
+            await stop_process(process)
         if stack is not None:
             with contextlib.suppress(Exception):  # a crashed server must not hide the results
                 await stack.aclose()
