@@ -12,18 +12,14 @@ from typing import Any
 
 import pytest
 
+from conftest import shared_data
 from recallbench.core import Dataset, DatasetError
 from recallbench.datasets._smart import load_cisi, load_cranfield, load_smart
 from recallbench.datasets._trec_collection import load_trec_collection
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-
 
 def shared(name: str) -> Path:
-    path = DATA / name
-    if not path.is_dir():
-        pytest.fail(f"shared test data missing: {path}")
-    return path
+    return shared_data(name)
 
 
 @pytest.fixture(scope="module")

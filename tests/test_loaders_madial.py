@@ -1,7 +1,7 @@
 """MADial-Bench (English and Chinese) loaded from the real files.
 
 The expected counts are those of the folder's SOURCE.md; the data must be present (the
-tests fail, never skip, without it).
+tests skip without it, and fail under RECALLBENCH_REQUIRE_DATA=1).
 """
 
 from __future__ import annotations
@@ -13,21 +13,17 @@ from typing import Any
 
 import pytest
 
+from conftest import shared_data
 from recallbench.core import Dataset, DatasetError
 from recallbench.datasets._json_v1 import cross_reference_problems
 from recallbench.datasets._madial import load_madial
-
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 # relevant ids per dialogue -> number of dialogues (SOURCE.md, both languages)
 RELEVANT_PER_DIALOGUE = {1: 54, 2: 38, 3: 28, 4: 13, 5: 24, 6: 2, 7: 1}
 
 
 def madial_folder() -> Path:
-    path = DATA / "madial_bench"
-    if not path.is_dir():
-        pytest.fail(f"shared test data missing: {path}")
-    return path
+    return shared_data("madial_bench")
 
 
 @pytest.fixture(scope="module")
