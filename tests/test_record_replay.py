@@ -67,3 +67,53 @@ def test_recorded_failures_replay_as_failures(tmp_path: Path) -> None:
     one, two = build_report(dataset, first, measures), build_report(dataset, second, measures)
     assert one.counts.failed == two.counts.failed > 0
     assert one.means == two.means
+
+
+class Slow(BuiltinSystem):
+    """Takes at least 5 ms a search, so that a replay reading a file is clearly faster."""
+
+    def __init__(self) -> None:
+        super().__init__(channels=("lexical",), name="slow")
+
+    async def search(self, query: Query, k: int) -> Sequence[Hit]:
+        await asyncio.sleep(0.005)
+        return await super().search(query, k)
+
+
+def test_replay_reports_the_recorded_latencies_and_says_it_replayed(tmp_path: Path) -> None:
+    from recallbench.report import render_markdown
+
+    dataset = load_dataset("agent-memory-sample")
+    path = recording_path(tmp_path, "slow", dataset)
+    live = asyncio.run(run_dataset(dataset, RecordingSystem(Slow(), path), k=10))
+    replayed = asyncio.run(run_dataset(dataset, ReplaySystem("slow", path), k=10))
+    recorded = {
+        entry["query_id"]: entry["latency_ms"]
+        for line in path.read_text().splitlines()[1:]
+        if (entry := json.loads(line))
+    }
+    assert all(latency >= 5 for latency in recorded.values())
+    assert {r.query_id: r.latency_ms for r in replayed.results} == recorded
+    # the live run's own clock includes the wrapper; the recording is within it
+    assert all(
+        r.latency_ms is not None and r.latency_ms >= recorded[r.query_id] for r in live.results
+    )
+    assert live.spec.replayed_from is None and replayed.spec.replayed_from == str(path)
+    report = build_report(dataset, replayed, parse_measures(["ndcg@10"]))
+    assert report.latency_ms is not None and report.latency_ms.p50 >= 5
+    assert f"replayed from `{path}`" in render_markdown(report)
+    live_spec = build_report(dataset, live, parse_measures(["ndcg@10"])).model_dump(mode="json")
+    assert "replayed_from" not in live_spec["system"]
+
+
+def test_a_recording_without_latencies_replays_with_none(tmp_path: Path) -> None:
+    dataset = load_dataset("agent-memory-sample")
+    path = recording_path(tmp_path, "old", dataset)
+    asyncio.run(run_dataset(dataset, RecordingSystem(Slow(), path), k=10))
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    for entry in lines[1:]:
+        del entry["latency_ms"]
+    path.write_text("\n".join(json.dumps(entry) for entry in lines) + "\n")
+    replayed = asyncio.run(run_dataset(dataset, ReplaySystem("old", path), k=10))
+    assert all(r.latency_ms is None for r in replayed.results)
+    assert build_report(dataset, replayed, parse_measures(["ndcg@10"])).latency_ms is None

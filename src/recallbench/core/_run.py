@@ -82,6 +82,9 @@ class RunSpec(Record):
     ingest_seconds: float | None = None
     ordering: Literal["as-returned", "score-desc-docid-desc"] = "as-returned"
     """How hits were ordered: as the system returned them, or trec_eval's rule for imports."""
+    replayed_from: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    """The recording the answers were replayed from (``run --replay``), or null for a live
+    run. A replayed run's latencies are those recorded with the live system."""
 
 
 class Run(Record):

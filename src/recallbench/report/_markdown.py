@@ -56,6 +56,14 @@ def render_markdown(report: Report) -> str:
             if report.system_scores
             else "; it returned no scores: results are evaluated in the order returned"
         ),
+        *(
+            [
+                f"- replayed from `{spec.replayed_from}`: the answers and latencies are those "
+                "recorded with the live system"
+            ]
+            if spec.replayed_from
+            else []
+        ),
         f"- recallbench {report.recallbench_version}"
         + (f", git {report.git_revision}" if report.git_revision else "")
         + f", {report.created_at.isoformat(timespec='seconds')}",

@@ -22,6 +22,12 @@ def render_terminal(report: Report, console: Console) -> None:
         f"[bold]{report.system.system} on {report.dataset.name}[/bold] "
         f"({report.dataset.version}, sha256 {report.dataset.sha256[:12]})"
     )
+    if report.system.replayed_from:
+        console.print(
+            f"replayed from {report.system.replayed_from}: answers and latencies as recorded "
+            "with the live system",
+            highlight=False,
+        )
     summary = Table()
     summary.add_column("measure")
     summary.add_column(f"mean (n={counts.evaluated})", justify="right")

@@ -32,9 +32,9 @@ async def _ask(system: SystemUnderTest, query: Query, k: int) -> QueryResult:
     try:
         hits = tuple(await system.search(query, k))
     except Exception as error:  # a failing query is data, not a crash
-        elapsed = (time.perf_counter_ns() - before) / 1e6
+        elapsed = _latency(system, query, (time.perf_counter_ns() - before) / 1e6)
         return QueryResult(query_id=query.id, latency_ms=elapsed, error=_describe(error))
-    elapsed = (time.perf_counter_ns() - before) / 1e6
+    elapsed = _latency(system, query, (time.perf_counter_ns() - before) / 1e6)
     pre_expansion = getattr(system, "last_pre_expansion", None)
     size = len(json.dumps([hit.model_dump(mode="json") for hit in hits]).encode())
     return QueryResult(
@@ -44,6 +44,13 @@ async def _ask(system: SystemUnderTest, query: Query, k: int) -> QueryResult:
         output_bytes=size,
         pre_expansion=pre_expansion,
     )
+
+
+def _latency(system: SystemUnderTest, query: Query, measured: float) -> float | None:
+    """The measured wall time, or, for a replayed system, the latency recorded with the live
+    system (None when the recording has none): reading an answer back is not searching."""
+    recorded = getattr(system, "recorded_latency_ms", None)
+    return recorded(query.id) if callable(recorded) else measured
 
 
 def _describe(error: BaseException) -> str:
@@ -80,8 +87,9 @@ async def run_dataset(
     copy; the dataset is not changed), so a session-aware system answers each query alone.
 
     A query whose search raises is recorded with its error and the run goes on; it scores 0.
-    Latency is the wall time of the ``search`` call on the monotonic clock; output bytes are
-    the size of the hits as compact JSON. The system is closed whatever happens.
+    Latency is the wall time of the ``search`` call on the monotonic clock (for a replayed
+    system, the latency recorded with the live one); output bytes are the size of the hits
+    as compact JSON. The system is closed whatever happens.
     """
     if repeat < 1:
         raise ConfigError(f"repeat must be at least 1, not {repeat}")
@@ -123,6 +131,7 @@ async def run_dataset(
         started_at=started,
         finished_at=datetime.now(UTC),
         ingest_seconds=ingest_seconds,
+        replayed_from=getattr(system, "replayed_from", None),
     )
     return Run(spec=spec, results=tuple(results), repeats=tuple(repeats))
 

@@ -2,8 +2,10 @@
 
 A recording is one JSON-lines file per system and dataset fingerprint
 (``DIR/<system>/<dataset sha256>.jsonl``), one line per query: its id, the sha256 of its
-text, and the answer (hits, or the error). Replaying serves those answers in place of the
-system, so a run can be re-scored, compared or gated without starting a server.
+text, the answer (hits, or the error) and the live system's latency. Replaying serves those
+answers in place of the system, so a run can be re-scored, compared or gated without
+starting a server; the replayed run reports the recorded latencies (the time to read an
+answer back from a file says nothing about the system) and names the recording it came from.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -50,12 +53,15 @@ class RecordingSystem:
             return await self.inner.search(query, k)
         self._recorded.add(query.id)
         entry: dict[str, Any] = {"query_id": query.id, "text_sha256": _text_sha(query), "k": k}
+        before = time.perf_counter_ns()
         try:
             hits = await self.inner.search(query, k)
         except Exception as error:
+            entry["latency_ms"] = (time.perf_counter_ns() - before) / 1e6
             entry["error"] = f"{type(error).__name__}: {error}"
             self._lines.append(json.dumps(entry))
             raise
+        entry["latency_ms"] = (time.perf_counter_ns() - before) / 1e6
         entry["hits"] = [hit.model_dump(mode="json") for hit in hits]
         self._lines.append(json.dumps(entry))
         return hits
@@ -95,6 +101,18 @@ class ReplaySystem:
     def settings(self) -> dict[str, Any]:
         """The recorded system's settings, and where they were replayed from."""
         return {**self._settings, "replayed_from": str(self.path)}
+
+    @property
+    def replayed_from(self) -> str:
+        """The recording this system serves; the runner names it in the run's spec."""
+        return str(self.path)
+
+    def recorded_latency_ms(self, query_id: str) -> float | None:
+        """The live system's latency for the query when it was recorded; None for a
+        recording made before latencies were kept (the run then reports no latency)."""
+        entry = self._answers.get(query_id)
+        value = None if entry is None else entry.get("latency_ms")
+        return float(value) if isinstance(value, int | float) else None
 
     async def setup(self, documents: Sequence[Document]) -> None:
         return None
