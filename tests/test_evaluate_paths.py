@@ -19,9 +19,8 @@ from recallbench.datasets import (
     read_trec_rankings,
 )
 from recallbench.measures import _doc_identity
-from recallbench.measures._evaluate import evaluate_table
 from recallbench.measures._join import table_from_columns
-from recallbench.measures._trec_eval import TrecOptions, evaluate_trec
+from recallbench.measures._trec_eval import TrecOptions, evaluate_trec, evaluate_trec_table
 from recallbench.measures._trec_output import trec_lines
 from recallbench.measures._trec_sets import expand_trec_measures
 
@@ -30,7 +29,7 @@ MEASURES, _, _ = expand_trec_measures(["all_trec"])
 
 def both_paths(qrels: Path, run: Path, options: TrecOptions) -> tuple[list, list]:  # type: ignore[type-arg]
     table, missing = table_from_columns(read_qrels_columns(qrels), read_run_columns(run), options)
-    columnar = evaluate_table(table, MEASURES, options.rules, missing)
+    columnar = evaluate_trec_table(table, MEASURES, options, missing)
     rankings, _ = read_trec_rankings(run)
     exact = evaluate_trec(read_trec_qrels(qrels), rankings, MEASURES, options)
     return list(trec_lines(columnar, per_query=True)), list(trec_lines(exact, per_query=True))

@@ -35,6 +35,9 @@ Examples:
 )
 @click.option("-q", "per_query", is_flag=True, help="Also print every query's values.")
 @click.option(
+    "-n", "no_summary", is_flag=True, help="No summary over all queries (with -q: per query only)."
+)
+@click.option(
     "-c",
     "complete",
     is_flag=True,
@@ -72,6 +75,7 @@ def evaluate(
     run: Path,
     specs: tuple[str, ...],
     per_query: bool,
+    no_summary: bool,
     complete: bool,
     level: int,
     max_docs: int | None,
@@ -98,7 +102,7 @@ def evaluate(
         relevance_level=level, complete=complete, max_docs=max_docs, judged_only=judged_only
     )
     result, tag = evaluate_files(qrels, run, measures, options)
-    lines = trec_lines(result, per_query, tag if want_runid else None)
+    lines = trec_lines(result, per_query, tag if want_runid else None, summary=not no_summary)
     if output == "trec":
         click.echo(format_trec(lines), nl=False)
     elif output == "csv":

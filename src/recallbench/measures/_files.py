@@ -8,9 +8,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from recallbench.datasets._trec import is_small, read_trec_qrels, read_trec_rankings
-from recallbench.measures._evaluate import Evaluation, evaluate_table
+from recallbench.measures._evaluate import Evaluation
 from recallbench.measures._measure import Measure
-from recallbench.measures._trec_eval import TrecOptions, evaluate_trec
+from recallbench.measures._trec_eval import TrecOptions, evaluate_trec, evaluate_trec_table
 
 
 def evaluate_files(
@@ -29,4 +29,4 @@ def evaluate_files(
         run_columns = read_run_columns(run)
         qrels_columns = judged.result()
     table, absent = table_from_columns(qrels_columns, run_columns, options, consume=True)
-    return evaluate_table(table, measures, options.rules, absent), run_columns.tag
+    return evaluate_trec_table(table, measures, options, absent), run_columns.tag

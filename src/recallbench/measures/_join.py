@@ -213,12 +213,18 @@ def table_from_columns(
             judgment[by_query],
         )
 
-    if options.judged_only:  # unjudged documents leave the ranking: ranks close up
-        rank, num_ret = _ranks(row_query, count)
+    present = set(run.query_names)
+    missing = np.array([name not in present for name in ids], dtype=bool)
+    num_ret[missing] = 1  # trec_eval's one-document stand-in ranking (see STAND_IN)
+    # trec_eval cuts at -M first, then -J drops every document without a grade >= 0
     if options.max_docs is not None:
         kept = rank < options.max_docs
         row_query, rank, grade, judgment = row_query[kept], rank[kept], grade[kept], judgment[kept]
         num_ret = np.minimum(num_ret, options.max_docs)
+    if options.judged_only:  # the rest close up their ranks
+        kept = grade >= 0
+        row_query, rank, grade, judgment = row_query[kept], rank[kept], grade[kept], judgment[kept]
+        rank, num_ret = _ranks(row_query, count)
 
     # a repeated judged document keeps its first place; later copies earn nothing
     duplicates = np.zeros(count, dtype=np.int64)
@@ -239,6 +245,4 @@ def table_from_columns(
         judged_grade=unique_grades,
         duplicates=duplicates,
     )
-    present = set(run.query_names)
-    missing = np.array([name not in present for name in ids], dtype=bool)
     return table, missing

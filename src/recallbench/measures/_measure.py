@@ -6,16 +6,25 @@ string is the measure's identity in reports, stores and comparisons.
 
 from __future__ import annotations
 
+import math
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import ClassVar, Literal, TypeVar
+
+import numpy as np
 
 from recallbench.core import UnknownMeasureError
 from recallbench.measures._table import FloatArray, RankTable
 
 TREC_CUTOFFS = ("5", "10", "15", "20", "30", "100", "200", "500", "1000")
 """trec_eval's default cutoffs for P, recall, ndcg_cut, map_cut, relative_P."""
+
+
+def sequential_sum(values: FloatArray) -> float:
+    """``values`` added one after the other from the first (np.cumsum is sequential)."""
+    return float(np.cumsum(values)[-1]) if len(values) else 0.0
+
 
 _SYNTAX = re.compile(r"^\s*(?P<name>[A-Za-z][A-Za-z0-9_\-]*?)\s*(?:@\s*(?P<cutoff>\S+))?\s*$")
 
@@ -81,8 +90,10 @@ class Measure(ABC):
         return None
 
     def aggregate(self, values: FloatArray) -> float:
-        """The value over all queries: the arithmetic mean unless the measure says otherwise."""
-        return float(values.mean()) if len(values) else float("nan")
+        """The value over all queries: the arithmetic mean unless the measure says otherwise,
+        summed left to right in query order as trec_eval's ``+=`` does (numpy's pairwise
+        ``mean`` differs in the last bits, enough to flip a printed 4th decimal)."""
+        return sequential_sum(values) / len(values) if len(values) else float("nan")
 
     @classmethod
     def from_argument(cls, argument: str | None) -> Measure:
@@ -115,7 +126,10 @@ class Measure(ABC):
         return names[0] if self.cutoff is None else f"{names[-1]}_{self.cutoff}"
 
     def format_value(self, value: float) -> str:
-        """trec_eval's rendering: 4 decimals, integers for counts."""
+        """trec_eval's rendering (``%6.4f``): 4 decimals, integers for counts, and NaN as
+        glibc's printf shows the NaN of 0/0, ``  -nan`` (its sign bit is set on x86)."""
+        if math.isnan(value):
+            return f"{'-nan':>6}"
         return str(round(value)) if self.integer else f"{value:.4f}"
 
     @staticmethod

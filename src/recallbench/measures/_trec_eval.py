@@ -8,13 +8,27 @@ unless ``-c``. Options map one to one onto trec_eval's flags.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from recallbench.measures._evaluate import Evaluation, Rules, evaluate_table
 from recallbench.measures._measure import Measure
-from recallbench.measures._table import build_table
+from recallbench.measures._table import BoolArray, RankTable, build_table
+from recallbench.measures.interpolated_precision import (
+    InterpolatedPrecision,
+    InterpolatedPrecisionAverage,
+    undefined_when_empty,
+)
+
+STAND_IN = "ceci_nest_pas_un_docno"
+"""With ``-c``, trec_eval evaluates a judged query the run lacks as a ranking of this one
+unjudged document (trec_eval.c ``bogus_ranking``); it counts where a measure divides by
+the number returned (iprec_at_recall: 0, not NaN) unless ``-J`` removes it."""
+
+STAND_IN_CLEARED = ("num_ret", "utility", "rbp_resid")
+"""Labels whose value trec_eval resets to 0 for a stand-in ranking (and every ``unj*``
+label, and relstring's text); compared as trec_eval does, by printed label."""
 
 
 @dataclass(frozen=True)
@@ -49,9 +63,13 @@ def trec_query_ids(judged: Sequence[str], returned: Sequence[str], complete: boo
 def shape_ranking(
     ranking: Sequence[str], judgments: Mapping[str, int], options: TrecOptions
 ) -> list[str]:
-    """Apply ``-J`` (drop unjudged documents), then ``-M`` (keep the first N)."""
-    kept = [doc for doc in ranking if doc in judgments] if options.judged_only else list(ranking)
-    return kept if options.max_docs is None else kept[: options.max_docs]
+    """Apply ``-M`` (keep the first N), then ``-J`` (drop documents without a grade of 0 or
+    more: unjudged ones and those graded below 0), in trec_eval's order
+    (form_res_rels.c cuts at N before it drops)."""
+    kept = list(ranking) if options.max_docs is None else list(ranking[: options.max_docs])
+    if options.judged_only:
+        kept = [doc for doc in kept if judgments.get(doc, -1) >= 0]
+    return kept
 
 
 def evaluate_trec(
@@ -64,10 +82,49 @@ def evaluate_trec(
     options = options or TrecOptions()
     ids = trec_query_ids(list(qrels), list(rankings), options.complete)
     shaped = {
-        qid: shape_ranking(rankings[qid], qrels.get(qid, {}), options)
+        qid: shape_ranking(rankings.get(qid, (STAND_IN,)), qrels.get(qid, {}), options)
         for qid in ids
-        if qid in rankings
     }
     table = build_table(qrels, shaped, ids, options.relevance_level)
     missing = np.array([qid not in rankings for qid in ids], dtype=bool)
-    return evaluate_table(table, measures, options.rules, missing)
+    return evaluate_trec_table(table, measures, options, missing)
+
+
+def evaluate_trec_table(
+    table: RankTable, measures: Sequence[Measure], options: TrecOptions, missing: BoolArray
+) -> Evaluation:
+    """:func:`evaluate_table` with trec_eval's own conventions on top (both engine paths end
+    here): values of a stand-in ranking reset as trec_eval resets them, NaN where trec_eval
+    divides 0 by 0 (interpolated precision of an empty ranking), and with ``-c`` the
+    summary ``num_rel`` counts every judgment graded above 0 whatever ``-l`` says
+    (m_num_rel.c ``te_calc_avg_num_rel`` reads the qrels again)."""
+    evaluation = evaluate_table(table, measures, options.rules, missing)
+    values, texts = dict(evaluation.values), dict(evaluation.texts)
+    aggregates = dict(evaluation.aggregates)
+    for name, measure in evaluation.measures.items():
+        label = measure.trec_label()
+        if missing.any() and (label in STAND_IN_CLEARED or label.startswith("unj")):
+            values[name] = np.where(missing, 0.0, values[name])
+        if missing.any() and name in texts:
+            texts[name] = [
+                "" if absent else text for text, absent in zip(texts[name], missing, strict=True)
+            ]
+        if options.complete and label == "num_rel":
+            aggregates[name] = float(np.count_nonzero(table.judged_grade > 0))
+        undefined = _undefined(measure, table)
+        if undefined is not None:
+            values[name] = np.where(undefined, np.nan, values[name])
+    return replace(evaluation, values=values, texts=texts, aggregates=aggregates)
+
+
+def _undefined(measure: Measure, table: RankTable) -> BoolArray | None:
+    """Queries where trec_eval's value of ``measure`` is NaN (its 0/0 on an empty ranking)."""
+    levels: tuple[float, ...] = ()
+    if isinstance(measure, InterpolatedPrecision):
+        levels = (measure.level,)
+    elif isinstance(measure, InterpolatedPrecisionAverage):
+        levels = measure.levels
+    if not levels:
+        return None
+    undefined: BoolArray = np.any(undefined_when_empty(table, levels), axis=0)
+    return undefined

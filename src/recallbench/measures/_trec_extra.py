@@ -49,10 +49,15 @@ def judged_nonrelevant(table: RankTable) -> IntArray:
 
 
 def geometric_mean(values: FloatArray) -> float:
-    """trec_eval's geometric mean: ``exp(mean(log(max(v, MIN_GEO_MEAN))))``."""
+    """trec_eval's geometric mean: ``exp(mean(log(max(v, MIN_GEO_MEAN))))``, the logs taken
+    by the C library (numpy's vectorised log may differ in the last bit) and summed left to
+    right as trec_eval does."""
     if not len(values):
         return float("nan")
-    return float(np.exp(np.mean(np.log(np.maximum(values, MIN_GEO_MEAN)))))
+    total = 0.0
+    for value in values.tolist():
+        total += math.log(max(value, MIN_GEO_MEAN))
+    return math.exp(total / len(values))
 
 
 def lround(values: FloatArray) -> IntArray:

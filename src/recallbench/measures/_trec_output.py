@@ -11,11 +11,14 @@ LABEL_WIDTH = 22
 
 
 def trec_lines(
-    evaluation: Evaluation, per_query: bool = False, runid: str | None = None
+    evaluation: Evaluation,
+    per_query: bool = False,
+    runid: str | None = None,
+    summary: bool = True,
 ) -> Iterator[tuple[str, str, str]]:
     """(label, query id or ``all``, value) in trec_eval's order: every included query's
-    values (queries sorted as strings) when ``per_query``, then the run's tag when given,
-    and every measure's aggregate."""
+    values (queries sorted as strings) when ``per_query``, then, unless ``summary`` is off
+    (trec_eval ``-n``), the run's tag when given and every measure's aggregate."""
     if per_query:
         for index in sorted(
             (i for i, chosen in enumerate(evaluation.included) if chosen),
@@ -32,6 +35,8 @@ def trec_lines(
                         evaluation.query_ids[index],
                         measure.format_value(value),
                     )
+    if not summary:
+        return
     if runid is not None:
         yield "runid", "all", runid
     for name, measure in evaluation.measures.items():

@@ -11,7 +11,7 @@ import numpy as np
 from recallbench.core import UnknownMeasureError
 from recallbench.measures._fraction import FractionMeasure
 from recallbench.measures._measure import Measure, register
-from recallbench.measures._table import FloatArray, IntArray, RankTable
+from recallbench.measures._table import BoolArray, FloatArray, IntArray, RankTable
 from recallbench.measures._trec_extra import kinds, lround, parse_floats, two_decimals
 
 ELEVEN_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -46,9 +46,20 @@ def interpolated_precision(table: RankTable, levels: Sequence[float]) -> FloatAr
     wanted = np.maximum(lround(np.multiply.outer(np.asarray(levels), table.num_rel)), 1)
     reached = wanted <= rel_ret
     index = np.where(reached, starts + wanted - 1, 0)
-    if not len(best_below):
-        return np.zeros(wanted.shape)
-    return np.where(reached, best_below[index], 0.0)
+    values = np.zeros(wanted.shape)
+    if len(best_below):
+        values = np.where(reached, best_below[index], 0.0)
+    return values
+
+
+def undefined_when_empty(table: RankTable, levels: Sequence[float]) -> BoolArray:
+    """Where trec_eval's interpolated precision is NaN, shape (levels, queries): it starts
+    from the precision num_rel_ret / num_ret, 0/0 for an empty ranking (all of it removed by
+    ``-J``), and keeps that at every level needing no relevant document (round(x * R) = 0).
+    Only ``recallbench evaluate`` reproduces it; elsewhere an empty ranking scores 0."""
+    needed = lround(np.multiply.outer(np.asarray(levels), table.num_rel))
+    result: BoolArray = (table.num_ret == 0) & (needed == 0)
+    return result
 
 
 def _check_level(level: float, what: str) -> float:
@@ -145,5 +156,8 @@ class InterpolatedPrecisionAverage(Measure):
         return cls(levels=levels, trec_params=argument)
 
     def compute(self, table: RankTable) -> FloatArray:
-        values: FloatArray = interpolated_precision(table, self.levels).mean(axis=0)
+        total = np.zeros(table.num_queries)
+        for row in interpolated_precision(table, self.levels):  # trec_eval's order of sums
+            total += row
+        values: FloatArray = total / len(self.levels)
         return values

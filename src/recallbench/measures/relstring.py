@@ -19,7 +19,7 @@ def _character(grade: int) -> str:
         return ">"
     if grade >= 0:
         return str(grade)
-    return "." if grade == -1 else "<"  # -1: in the pool but not judged
+    return "."  # any negative grade: in the pool but not judged (trec_eval RELVALUE_UNJUDGED)
 
 
 @register
@@ -28,7 +28,8 @@ class RelString(Measure):
     """relstring@n: one character per returned document among the first n (default 10).
 
     The grade when 0-9, ``>`` above 9, ``-`` for a document absent from the qrels (not in
-    the pool), ``.`` for grade -1 (pooled but not judged), ``<`` for other negative grades;
+    the pool), ``.`` for a negative grade (pooled but not judged: trec_eval reads every
+    negative grade as its RELVALUE_UNJUDGED, so its ``<`` never shows);
     shorter when fewer were returned. A string, so it has no mean: printed per
     query only (trec_eval ``relstring``; Buckley, trec_eval 9 documentation, 2008).
     """
