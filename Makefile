@@ -31,8 +31,9 @@ lint: $(VENV)/.installed-dev
 typecheck: $(VENV)/.installed-dev
 	$(BIN)/mypy
 
+# On every core (pytest-xdist), a test file per worker: module fixtures are built once.
 pytest: $(VENV)/.installed-dev
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto --dist loadfile
 
 # Regenerate the JSON Schema files shipped in the package from the models.
 schemas: $(VENV)/.installed
@@ -44,4 +45,4 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/evaluate_speed.py --data /dev/shm/recallbench-bench
 
 clean:
-	rm -rf $(VENV) out .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) out .cache .mypy_cache .ruff_cache .pytest_cache .hypothesis

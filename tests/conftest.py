@@ -89,7 +89,10 @@ def trec_tests() -> Path:
 def installed_servers() -> Path:
     """RECALLBENCH_HOME with the npm memory servers installed (real, from the registry).
 
-    Kept in the repository's .cache so that later runs reuse it; fails without npm."""
+    Kept in the repository's .cache so that later runs reuse it (``make clean`` removes
+    it); fails without npm. Parallel test workers take turns through a lock file, so one
+    installs and the others find the servers in place."""
+    import fcntl
     import os
     import shutil
 
@@ -99,9 +102,12 @@ def installed_servers() -> Path:
     if shutil.which("npm") is None:
         pytest.fail("npm is required: the MCP tests start the real @modelcontextprotocol server")
     home = ROOT / ".cache" / "recallbench-home"
+    home.mkdir(parents=True, exist_ok=True)
     os.environ["RECALLBENCH_HOME"] = str(home)
-    for name in SERVERS:
-        install(load_profile(shipped_profiles()[name]))
+    with (home.parent / "install.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for name in SERVERS:
+            install(load_profile(shipped_profiles()[name]))
     return home
 
 

@@ -9,7 +9,6 @@ import json
 import sqlite3
 import subprocess
 import sys
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -547,19 +546,15 @@ def test_concurrent_writers_lose_nothing(db_url: str, tmp_path: Path) -> None:
     assert sql(url, "SELECT count(*) FROM eval_query_values") == [(writers * each * 500 * 2,)]
 
 
-# ---------------------------------------------------------------- speed
+# ---------------------------------------------------------------- size
+# (speed is measured by benchmarks/store_load.py, not asserted here)
 
 
-def test_a_run_of_10000_queries_and_8_measures_records_fast(db_url: str) -> None:
+def test_a_run_of_10000_queries_and_8_measures_round_trips(db_url: str) -> None:
     measures = tuple(f"ndcg@{k}" for k in (1, 2, 3, 5, 10, 20, 50, 100))
     report = synthetic_report(queries=10_000, measures=measures)
     with open_store(db_url) as store:
-        start = time.perf_counter()
         stored = store.record(report)
-        recorded = time.perf_counter() - start
-        start = time.perf_counter()
         values = store.query_values(stored.id)
-        read = time.perf_counter() - start
-    print(f"{db_url.split(':')[0]}: recorded 10,000 x 8 in {recorded:.2f} s, read in {read:.2f} s")
     assert len(values) == 10_000 and values["q09998"]["ndcg@100"] == pytest.approx(0.9998)
-    assert recorded < 5.0
+    assert all(len(row) == len(measures) for row in values.values())

