@@ -229,9 +229,10 @@ def test_rolling_baseline_and_significance_guard(bundled_report: Report, tmp_pat
     assert code == 0, out
 
 
-def test_a_drop_that_may_be_noise_warns(tmp_path: Path) -> None:
-    """Six queries, two of them moving from rank 1 to rank 2: MRR drops 16.7% (> 15%), but
-    the exact randomisation test gives p = 0.5: a warning, not a failure."""
+def test_a_drop_on_too_few_differing_queries_cannot_be_judged(tmp_path: Path) -> None:
+    """Six queries, two of them moving from rank 1 to rank 2: MRR drops 16.7% (> 15%) on
+    two differing queries, where the one-sided test can never reach alpha (smallest p 1/4):
+    the gate says it cannot judge, a warning that --strict turns into a failure."""
     documents = tuple(Document(id=f"d{i}", text=f"t{i}") for i in range(8))
     queries = tuple(Query(id=f"q{i}", text=f"t{i}") for i in range(6))
     qrels = {f"q{i}": {f"d{i}": 1} for i in range(6)}
@@ -263,7 +264,9 @@ def test_a_drop_that_may_be_noise_warns(tmp_path: Path) -> None:
     path = _write(tmp_path / "r" / "report.json", report({0, 1}, 0))
     code, out = _gate(str(path), "--store", url)
     assert code == 0, out
-    assert "drop +16.7%" in out and "not significant" in out and "p = 0.5000, n = 6" in out
+    assert "drop +16.7%" in out
+    assert "cannot judge a drop of 16.7% on 2 differing queries" in out
+    assert "the test can never reach alpha=0.05 (smallest one-sided p = 1/2^2 = 0.25" in out
     code, out = _gate(str(path), "--store", url, "--strict")
     assert code == 1
     no_guard = _config(tmp_path, "[gates.regression]\nsignificance = false\n")
@@ -295,7 +298,7 @@ def test_accept_then_the_next_gate_uses_it(bundled_report: Report, tmp_path: Pat
     worse = _write(tmp_path / "b" / "report.json", _scaled(bundled_report, "ndcg@10", 0.7, 3))
     code, out = _gate(str(worse), "--store", url)
     assert code == 1, out
-    assert "ndcg@10" in out and "drop +30.0%" in out and "against run #1" in out
+    assert "ndcg@10" in out and "drop +30.0%" in out and "worse than run #1" in out
 
 
 def test_committed_baseline_file(bundled_report: Report, tmp_path: Path) -> None:

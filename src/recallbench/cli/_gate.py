@@ -73,7 +73,8 @@ With $GITHUB_STEP_SUMMARY set, the Markdown verdict is appended to the job summa
 @click.option(
     "--accept",
     is_flag=True,
-    help="When the gate passes, mark the run accepted in the store (it joins the baseline).",
+    help="When the gate passes and judged every drop, mark the run accepted in the store "
+    "(it joins the baseline).",
 )
 @click.option(
     "--write-back",
@@ -106,7 +107,10 @@ def gate(
     Thresholds come from [gates] in recallbench.toml (or [tool.recallbench.gates] in
     pyproject.toml); the baseline is a committed file or the rolling mean of the last
     accepted runs of the same system and dataset in the history store. A drop beyond the
-    allowed share fails only when the paired test against the baseline run is significant.
+    allowed share fails only when the one-sided paired test against the same baseline (the
+    per-query mean of those runs) is significant; with too few differing queries for the
+    test to ever be significant the gate says it cannot judge the drop (a warning, a
+    failure with --strict) and --accept does not add the run to the baseline.
     """
     report = read_report(report_path)
     loaded = load_config(config_path)
@@ -139,8 +143,13 @@ def gate(
         console.print(f"gate {result.status}", highlight=False)
     else:
         render_gate(result, console)
-    if result.exit_code == 0 and accept:
+    if accept and result.acceptable:
         _accept(report, store_url, console)
+    elif accept and result.exit_code == 0:
+        warn(
+            "not accepted: a drop could not be judged (too few differing queries); "
+            "`recallbench baseline accept` accepts the run on purpose"
+        )
     if result.status == "fail" and target is not None:
         note = regression_note(result, report)
         if note is not None:

@@ -8,7 +8,7 @@ accepted run's means and per-query values, so a team can commit it beside the co
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal
@@ -45,7 +45,8 @@ class BaselineFile(Record):
 
 @dataclass(frozen=True, slots=True)
 class Baseline:
-    """Means to compare with, and the per-query values of one run for the paired test."""
+    """Means to compare with, and the per-query values whose mean they are, for the paired
+    test."""
 
     description: str
     dataset_sha256: str
@@ -53,8 +54,13 @@ class Baseline:
     runs: int
     """How many runs the means average."""
     values: Mapping[str, Mapping[str, float | None]]
+    """Query id -> measure -> the baseline's value of that query (a rolling baseline: the
+    mean over the accepted runs whose means make the rolling mean)."""
     values_from: str
-    """Which run the per-query values are from."""
+    """Which runs the per-query values are from."""
+    partial: Mapping[str, int] = field(default_factory=dict)
+    """Measure -> queries left out of the per-query values because some of the baseline's
+    runs scored them and others did not."""
 
 
 def baseline_from_report(report: Report, source: str) -> BaselineFile:
@@ -89,8 +95,8 @@ def rolling_baseline(
     store: Store, report: Report, window: int, exclude: Sequence[int] = ()
 ) -> Baseline | None:
     """The mean of the last ``window`` accepted runs of the report's system on its dataset
-    (same fingerprint), per measure; the newest of them gives the per-query values. None
-    when no run has been accepted yet."""
+    (same fingerprint), per measure, and the per-query mean of the same runs for the paired
+    test (:func:`pooled_values`). None when no run has been accepted yet."""
     accepted: list[StoredRun] = [
         run
         for run in store.runs(
@@ -102,18 +108,52 @@ def rolling_baseline(
         return None
     means: dict[str, float | None] = {}
     for measure in report.means:
-        values = [v for run in accepted if (v := run.means.get(measure)) is not None]
-        means[measure] = sum(values) / len(values) if values else None
-    newest = accepted[0]
+        found = [v for run in accepted if (v := run.means.get(measure)) is not None]
+        means[measure] = sum(found) / len(found) if found else None
+    per_run = [(run.means, store.query_values(run.id)) for run in accepted]
+    values, partial = pooled_values(per_run, list(report.means))
     ids = ", ".join(f"#{run.id}" for run in accepted)
     return Baseline(
         description=f"rolling mean of the last {len(accepted)} accepted runs ({ids}), {store.url}",
         dataset_sha256=report.dataset.sha256,
         means=means,
         runs=len(accepted),
-        values=store.query_values(newest.id),
-        values_from=f"run #{newest.id} ({newest.created_at:%Y-%m-%d %H:%M})",
+        values=values,
+        values_from=f"the per-query mean of runs {ids}" if len(accepted) > 1 else f"run {ids}",
+        partial=partial,
     )
+
+
+QueryValues = Mapping[str, Mapping[str, float | None]]
+"""Query id -> measure -> value (None: the query is left out of that measure's mean)."""
+
+
+def pooled_values(
+    runs: Sequence[tuple[Mapping[str, float | None], QueryValues]], measures: Sequence[str]
+) -> tuple[dict[str, dict[str, float | None]], dict[str, int]]:
+    """Per query and measure, the mean over the runs whose mean of that measure enters the
+    rolling mean (``runs``: each run's means and per-query values).
+
+    A query has a pooled value only when every one of those runs scored it; then, when the
+    runs scored the same queries, the mean of the pooled values is the rolling mean itself.
+    A query that some of them scored and others did not gets None (it leaves the paired
+    test rather than be compared with a mean of fewer runs); the second result counts such
+    queries per measure, so the verdict can say how many were left out.
+    """
+    pooled: dict[str, dict[str, float | None]] = {}
+    partial: dict[str, int] = {}
+    for measure in measures:
+        scored = [values for means, values in runs if means.get(measure) is not None]
+        queries = dict.fromkeys(query for values in scored for query in values)
+        for query in queries:
+            found = [
+                v for values in scored if (v := values.get(query, {}).get(measure)) is not None
+            ]
+            if found and len(found) < len(scored):
+                partial[measure] = partial.get(measure, 0) + 1
+            mean = sum(found) / len(found) if found and len(found) == len(scored) else None
+            pooled.setdefault(query, {})[measure] = mean
+    return pooled, partial
 
 
 def stored_run(store: Store, report: Report) -> StoredRun | None:

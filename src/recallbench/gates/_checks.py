@@ -30,6 +30,10 @@ class Check:
     """The numbers, in words."""
     value: float | None = None
     limit: float | None = None
+    undecided: bool = False
+    """The check could not decide: a drop beyond the limit on too few differing queries
+    for the paired test ever to call it significant. It warns (fails under --strict), and
+    such a run does not join the baseline with --accept."""
 
 
 def fmt(value: float | None, digits: int = 4) -> str:

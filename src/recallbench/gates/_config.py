@@ -87,7 +87,8 @@ class Latency(Record):
 
 class Regression(Record):
     """The verdict against a baseline: a relative drop beyond the threshold of the measure's
-    kind fails, when the paired test against the baseline run says it is not noise."""
+    kind fails when the one-sided paired test against the baseline's per-query values says
+    it is not noise (see :mod:`recallbench.gates._regression`)."""
 
     window: int = Field(default=5, ge=1)
     """Accepted runs whose mean is the rolling baseline."""
@@ -98,8 +99,10 @@ class Regression(Record):
     judge: float = Field(default=0.20, gt=0, lt=1)
     """Relative drop allowed for judge-based scores."""
     significance: bool = True
-    """Fail a drop only when the paired randomisation test against the baseline run is
-    significant at ``alpha`` (a drop that may be noise warns instead)."""
+    """Fail a drop only when the one-sided paired randomisation test against the baseline's
+    per-query values (the per-query mean of the window's runs) is significant at ``alpha``;
+    a drop that may be noise warns, and one on fewer differing queries than the test needs
+    to reach ``alpha`` (5 at 0.05) warns that it cannot be judged."""
     alpha: float = Field(default=0.05, gt=0, lt=1)
     resamples: int = Field(default=10_000, ge=1_000)
     seed: int = 0

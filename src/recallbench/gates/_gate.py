@@ -37,6 +37,18 @@ class GateResult:
     def exit_code(self) -> int:
         return EXIT_FAIL if self.status == "fail" else EXIT_PASS
 
+    @property
+    def undecided(self) -> tuple[Check, ...]:
+        """Drops the paired test could not judge (too few differing queries)."""
+        return tuple(check for check in self.checks if check.undecided)
+
+    @property
+    def acceptable(self) -> bool:
+        """Whether ``--accept`` may add the run to the baseline: it passed, and no drop was
+        left unjudged (a run with an unjudged drop would pull the rolling mean down and
+        hide the next drop; `recallbench baseline accept` still accepts it on purpose)."""
+        return self.exit_code == EXIT_PASS and not self.undecided
+
     def count(self, status: Status) -> int:
         return sum(1 for check in self.checks if check.status == status)
 

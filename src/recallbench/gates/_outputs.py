@@ -40,6 +40,8 @@ def render_gate(result: GateResult, console: Console) -> None:
     console.print(table)
     where = f"baseline: {result.baseline}" if result.baseline else "baseline: none"
     console.print(escape(where), style="dim", highlight=False)
+    if result.undecided:
+        console.print(escape(_undecided(result)), style="yellow", highlight=False)
     console.print(f"[{STYLES[result.status]}]{escape(_headline(result))}[/]", highlight=False)
 
 
@@ -60,7 +62,17 @@ def render_gate_markdown(result: GateResult) -> str:
     for check in result.checks:
         lines.append(f"| {ICONS[check.status]} | {_cell(check.name)} | {_cell(check.message)} |")
     lines += ["", _headline(result) + "."]
+    if result.undecided:
+        lines += ["", _undecided(result) + "."]
     return "\n".join(lines) + "\n"
+
+
+def _undecided(result: GateResult) -> str:
+    names = ", ".join(check.name for check in result.undecided)
+    return (
+        f"Cannot judge {len(result.undecided)} drop(s) ({names}): too few differing queries "
+        "for the paired test; `--accept` keeps this run out of the baseline"
+    )
 
 
 def _cell(text: str) -> str:
@@ -69,7 +81,8 @@ def _cell(text: str) -> str:
 
 
 def render_junit(result: GateResult) -> str:
-    """JUnit XML: one test case per check; a failing check is a <failure>, a warning is
+    """JUnit XML: one test case per check; a failing check is a <failure>, a drop that
+    could not be judged is <skipped> (dashboards show it apart), another warning is
     reported in <system-out> (dashboards count it as passed)."""
     suites = ET.Element("testsuites", name="recallbench")
     suite = ET.SubElement(
@@ -79,7 +92,7 @@ def render_junit(result: GateResult) -> str:
         tests=str(len(result.checks)),
         failures=str(result.count("fail")),
         errors="0",
-        skipped="0",
+        skipped=str(sum(1 for check in result.undecided if check.status == "warn")),
         timestamp=datetime.now(UTC).isoformat(timespec="seconds"),
     )
     properties = ET.SubElement(suite, "properties")
@@ -98,6 +111,8 @@ def render_junit(result: GateResult) -> str:
         if check.status == "fail":
             failure = ET.SubElement(case, "failure", message=check.message, type="gate")
             failure.text = check.message
+        elif check.undecided:
+            ET.SubElement(case, "skipped", message=check.message)
         elif check.status == "warn":
             ET.SubElement(case, "system-out").text = f"warning: {check.message}"
     ET.indent(suites)
