@@ -64,7 +64,10 @@ Inputs are report.json or run.json files, or the folders `recallbench run` wrote
     type=click.Choice(CORRECTIONS),
     default="holm",
     show_default=True,
-    help="Multiple-comparison correction: Holm-Bonferroni, Benjamini-Hochberg or none.",
+    help=(
+        "Multiple-comparison correction: Holm-Bonferroni, Benjamini-Hochberg, Westfall-Young "
+        "max-T (over the shared resamples) or none. Intervals follow it (simultaneous)."
+    ),
 )
 @click.option(
     "--resamples",
@@ -86,7 +89,7 @@ Inputs are report.json or run.json files, or the folders `recallbench run` wrote
     type=UNIT,
     default=0.05,
     show_default=True,
-    help="Significance level (verdicts, MDE).",
+    help="Significance level (verdicts, MDE); intervals are at 1 - alpha before correction.",
 )
 @click.option("--power", type=UNIT, default=0.8, show_default=True, help="Power of the MDE.")
 @click.option(
@@ -125,8 +128,9 @@ def compare(
     scoring = parse_measures(measure_names or DEFAULT_MEASURES)
     compared = load_compared(inputs, scoring, dataset_spec)
     measures = measures_of(compared, [str(m) for m in parse_measures(measure_names)])
+    # the interval at 1 - alpha, so that it and the verdict speak of the same level
     settings = PairedSettings(
-        resamples=resamples, seed=seed, interval=interval, alpha=alpha, power=power
+        resamples=resamples, seed=seed, level=1 - alpha, interval=interval, alpha=alpha, power=power
     )
     comparison = build_comparison(
         compared, measures, baseline, settings, correction=correction, missing=missing, k=k

@@ -3,34 +3,28 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
-
-import numpy as np
-from numpy.typing import NDArray
 
 from recallbench import __version__
+from recallbench.compare._family import Family, Row, family_levels
 from recallbench.compare._inputs import Compared, MissingPolicy, paired_queries
 from recallbench.compare._model import (
     ComparedSystem,
     Comparison,
     GroupComparison,
-    Interval,
     PairedComparison,
     QueryCounts,
     RankChange,
     RankDifferences,
     Settings,
-    Verdict,
 )
 from recallbench.core import ConfigError
-from recallbench.report._model import MeasureInfo, QueryReport
-from recallbench.stats._multiple import CORRECTION_NAMES, Correction, adjust
-from recallbench.stats._paired import PairedResult, PairedSettings, paired_results
+from recallbench.report._model import MeasureInfo
+from recallbench.stats._attainable import queries_to_reach
+from recallbench.stats._multiple import CORRECTION_NAMES, Correction
+from recallbench.stats._paired import PairedSettings
 from recallbench.stats._rankdiff import rank_differences
 
-TESTS = ("randomisation", "t", "wilcoxon")
 MOST_CHANGED = 10
 RANK_CLASSES_IN_WORDS = (
     "identical: tau >= 0.99 and Jaccard >= 0.95; minor: tau >= 0.95 and the same top-1; "
@@ -55,19 +49,6 @@ def pick_baseline(compared: Sequence[Compared], name: str | None) -> Compared:
     return matches[0]
 
 
-@dataclass(frozen=True, slots=True)
-class _Row:
-    """One comparison to make: a system against the baseline on a measure, over a group."""
-
-    system: Compared
-    measure: str
-    grouping: Literal["category", "intent"] | None = None
-    group: str | None = None
-
-    def selects(self, query: QueryReport) -> bool:
-        return self.grouping is None or getattr(query, self.grouping) == self.group
-
-
 def build_comparison(
     compared: Sequence[Compared],
     measures: Sequence[str],
@@ -83,15 +64,15 @@ def build_comparison(
     kept, dropped, everywhere = paired_queries(compared, missing)
     info = {m.name: m for m in baseline.report.measures}
     directions = {m: info[m].higher_is_better if m in info else True for m in measures}
-    family = _Family(baseline, frozenset(kept), directions, settings, correction)
+    family = Family(baseline, frozenset(kept), directions, settings, correction)
     main = [
         PairedComparison(system=row.system.label, measure=row.measure, **fields)
-        for row, fields in family.compare([_Row(o, m) for o in others for m in measures])
+        for row, fields in family.compare([Row(o, m) for o in others for m in measures])
     ]
     breakdowns = []
     for grouping in ("category", "intent"):
         groups = sorted({g for q in baseline.report.queries if (g := getattr(q, grouping))})
-        rows = [_Row(o, m, grouping, g) for g in groups for o in others for m in measures]
+        rows = [Row(o, m, grouping, g) for g in groups for o in others for m in measures]
         breakdowns += [
             GroupComparison(
                 grouping=grouping,
@@ -131,14 +112,13 @@ def build_comparison(
         ),
         methods={
             **settings.describe(),
-            "correction": (
-                f"{CORRECTION_NAMES[correction]} over the {len(main)} comparisons of the main "
-                "table, and separately over each breakdown (Holm 1979; Benjamini & Hochberg "
-                "1995)"
-            ),
+            **_family_methods(settings, correction, main),
             "verdict": (
                 f"better / worse when the adjusted randomisation p < {settings.alpha}, in the "
-                "measure's direction; otherwise no significant difference"
+                "measure's direction; otherwise no significant difference. p_floor: the "
+                "smallest p the randomisation test can give with this many non-zero "
+                "differences (2/2^m exact, 1/(resamples+1) sampled); at or above alpha no "
+                "difference can be significant"
             ),
             "rank_classes": RANK_CLASSES_IN_WORDS,
         },
@@ -151,95 +131,59 @@ def build_comparison(
         comparisons=main,
         breakdowns=breakdowns,
         rank_differences=[_rank_differences(baseline, other, kept, k) for other in others],
-        warnings=_warnings(compared, main, everywhere, k),
+        warnings=_warnings(compared, main, everywhere, k, settings, correction),
     )
 
 
-@dataclass(frozen=True, slots=True)
-class _Family:
-    """Makes a family of comparisons and corrects their p-values together."""
+CORRECTION_SOURCES = {
+    "holm": "Holm 1979",
+    "bh": "Benjamini & Hochberg 1995",
+    "westfall-young": (
+        "Westfall & Young 1993: single-step max-T over shared sign flips of every query in "
+        "every comparison, for the randomisation test; Holm for t and Wilcoxon"
+    ),
+    "none": "each comparison on its own",
+}
 
-    baseline: Compared
-    kept: frozenset[str]
-    directions: dict[str, bool]
-    settings: PairedSettings
-    correction: Correction
 
-    def _pairs(self, row: _Row) -> NDArray[np.float64]:
-        """(baseline, system) values of the kept queries in the row's group and population."""
-        kept = self.kept
-        values = {q.id: q.values.get(row.measure) for q in row.system.report.queries}
-        paired = [
-            (base, value)
-            for q in self.baseline.report.queries
-            if q.id in kept
-            and row.selects(q)
-            and (base := q.values.get(row.measure)) is not None
-            and (value := values.get(q.id)) is not None
-        ]
-        return np.array(paired, dtype=np.float64).reshape(-1, 2)
-
-    def compare(
-        self, rows: Sequence[_Row], with_mde: bool = True
-    ) -> list[tuple[_Row, dict[str, Any]]]:
-        """Each row with at least one paired query, with its statistics as model fields."""
-        pairs = [self._pairs(row) for row in rows]
-        results = paired_results(
-            [p[:, 0] for p in pairs],
-            [p[:, 1] for p in pairs],
-            [self.directions[row.measure] for row in rows],
-            self.settings,
-            with_mde=with_mde,
+def _family_methods(
+    settings: PairedSettings, correction: Correction, main: Sequence[PairedComparison]
+) -> dict[str, str]:
+    """How the correction, the intervals and the MDE of each family were made."""
+    tested = sum(1 for row in main if row.p_randomisation is not None)
+    level = next((row.ci_level for row in main if row.ci_level is not None), settings.level)
+    _, mde_alpha = family_levels(correction, settings, tested)
+    if correction == "none":
+        interval = f"{settings.level:.1%} per comparison (no correction)"
+    elif correction == "bh":
+        interval = (
+            f"false-coverage-rate intervals at 1 - R·{1 - settings.level:.3g}/m "
+            f"({level:.2%} in the main table, m = {tested}; Benjamini & Yekutieli 2005), "
+            "the companion of Benjamini-Hochberg"
         )
-        tested = [(row, r) for row, r in zip(rows, results, strict=True) if r.n]
-        adjusted = {
-            test: adjust([_p(r, test) for _, r in tested], self.correction) for test in TESTS
-        }
-        out = []
-        for index, (row, r) in enumerate(tested):
-            p_adjusted = {test: adjusted[test][index] for test in TESTS}
-            interval = None
-            if r.ci_low is not None and r.ci_high is not None:
-                interval = Interval(low=r.ci_low, high=r.ci_high)
-            fields = {
-                "n": r.n,
-                "mean_baseline": r.mean_baseline,
-                "mean_system": r.mean_system,
-                "delta": r.delta,
-                "ci": interval,
-                "p_randomisation": r.p_randomisation,
-                "p_exact": r.exact,
-                "p_t": r.p_t,
-                "p_wilcoxon": r.p_wilcoxon,
-                "p_adjusted": p_adjusted,
-                "verdict": _verdict(
-                    r.delta,
-                    p_adjusted["randomisation"],
-                    self.directions[row.measure],
-                    self.settings.alpha,
-                ),
-                "effect_size": r.effect_size,
-                "wins": r.wins,
-                "ties": r.ties,
-                "losses": r.losses,
-                "mde": r.mde,
-            }
-            out.append((row, fields))
-        return out
-
-
-def _p(result: PairedResult, test: str) -> float | None:
-    if test == "randomisation":
-        return result.p_randomisation
-    return result.p_t if test == "t" else result.p_wilcoxon
-
-
-def _verdict(delta: float, p: float | None, higher_is_better: bool, alpha: float) -> Verdict:
-    if p is None:
-        return "not tested"
-    if p >= alpha or delta == 0:
-        return "no significant difference"
-    return "better" if (delta > 0) == higher_is_better else "worse"
+    else:
+        interval = (
+            f"simultaneous over the family: Bonferroni level 1 - {1 - settings.level:.3g}/m "
+            f"({level:.2%} in the main table, m = {tested}; Dunn 1961), conservative for "
+            f"{CORRECTION_NAMES[correction]}"
+        )
+    return {
+        "correction": (
+            f"{CORRECTION_NAMES[correction]} over the {len(main)} comparisons of the main "
+            f"table, and separately over each breakdown ({CORRECTION_SOURCES[correction]}); "
+            "tables show raw / adjusted p"
+        ),
+        "interval": settings.describe()["interval"].replace(
+            f"{settings.level:.0%} paired", "paired"
+        )
+        + f"; level {interval}",
+        "mde": (
+            f"minimum detectable effect: the mean difference the paired t-test detects with "
+            f"power {settings.power} at alpha {mde_alpha:.4g}"
+            + ("" if correction == "none" else f" = {settings.alpha}/{tested} (Bonferroni bound)")
+            + " given this n and the differences' standard deviation"
+        ),
+    }
 
 
 def _rank_differences(
@@ -283,6 +227,8 @@ def _warnings(
     main: Sequence[PairedComparison],
     everywhere: Sequence[str],
     k: int,
+    settings: PairedSettings,
+    correction: Correction,
 ) -> list[str]:
     warnings = []
     for c in compared:
@@ -296,6 +242,24 @@ def _warnings(
         warnings.append(
             f"rank differences at k={k} from report.json files see only their first "
             f"{REPORT_RETURNED} results; compare the run.json files for deeper ones"
+        )
+    out_of_reach = [r for r in main if r.p_floor is not None and r.p_floor >= settings.alpha]
+    if out_of_reach:
+        shown = ", ".join(
+            f"{r.system} {r.measure} (n={r.n}, {r.wins + r.losses} differ: smallest p "
+            f"{r.p_floor:.4g})"
+            for r in out_of_reach
+        )
+        warnings.append(
+            f"never significant at α {settings.alpha} with the randomisation test, whatever "
+            f"the difference: {shown}; it needs {queries_to_reach(settings.alpha, 'randomisation')}"
+            " queries whose values differ"
+        )
+    tested = sum(1 for r in main if r.p_randomisation is not None)
+    if correction != "none" and tested and 1 / (settings.resamples + 1) >= settings.alpha / tested:
+        warnings.append(
+            f"{settings.resamples:,} resamples cannot give a p below α/m = "
+            f"{settings.alpha / tested:.3g}: raise --resamples"
         )
     small = sorted({r.n for r in main if r.n < 30})
     if small:

@@ -17,6 +17,7 @@ from recallbench.core._validation import read_json, validate
 from recallbench.datasets import DEFAULT_DATASET, load_dataset
 from recallbench.measures import Measure
 from recallbench.report import Report, build_report, output_file
+from recallbench.report._read import check_finite
 
 MissingPolicy = Literal["error", "drop", "zero"]
 MISSING_POLICIES: tuple[MissingPolicy, ...] = ("error", "drop", "zero")
@@ -41,13 +42,14 @@ def _read(
     data = read_json(path)
     kind = data.get("format") if isinstance(data, dict) else None
     if kind == "recallbench.report/v1":
-        report = validate(Report, data, str(path))
+        report = check_finite(validate(Report, data, str(path)), str(path))
         rankings = {query.id: list(query.returned) for query in report.queries}
         return "report", report, rankings
     if kind == "recallbench.run/v1":
         run = validate(Run, data, str(path))
         dataset = _dataset_of(run, path, datasets, dataset_spec)
-        report = build_report(dataset, run, measures)
+        # a measure that scores NaN (a plugin's, say) is as unusable as a NaN read from a file
+        report = check_finite(build_report(dataset, run, measures), f"{path} (scored)")
         rankings = {result.query_id: [hit.doc_id for hit in result.hits] for result in run.results}
         return "run", report, rankings
     raise ConfigError(

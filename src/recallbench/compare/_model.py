@@ -1,4 +1,4 @@
-"""The comparison format, `recallbench.comparison/v1`: paired statistics of systems against a
+"""The comparison format, `recallbench.comparison/v2`: paired statistics of systems against a
 baseline on the same queries."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from recallbench.core import DatasetRef, RunSpec
 from recallbench.core._model import Record
 from recallbench.report._model import MeasureInfo
 
-COMPARISON_FORMAT: Final = "recallbench.comparison/v1"
+COMPARISON_FORMAT: Final = "recallbench.comparison/v2"
 
 Verdict = Literal["better", "worse", "no significant difference", "not tested"]
 
@@ -33,7 +33,11 @@ class PairedComparison(Record):
     mean_system: float
     delta: float
     ci: Interval | None
-    """Bootstrap interval of the mean difference (None with fewer than 2 queries)."""
+    """Bootstrap interval of the mean difference (None with fewer than 2 queries), at
+    ``ci_level``: simultaneous over the family when p-values are corrected."""
+    ci_level: float | None = None
+    """Confidence level of ``ci``: ``1 - (1 - level) / m`` for Holm and Westfall-Young
+    (Bonferroni), ``1 - R (1 - level) / m`` for Benjamini-Hochberg (false coverage rate)."""
     p_randomisation: float | None
     p_exact: bool = False
     """Whether the randomisation p-value enumerated every sign assignment."""
@@ -41,6 +45,10 @@ class PairedComparison(Record):
     p_wilcoxon: float | None
     p_adjusted: dict[str, float | None]
     """The three p-values corrected for multiple comparisons over the whole table."""
+    p_floor: float | None = None
+    """The smallest randomisation p-value possible with this many non-zero differences
+    (2 / 2^m, or 1 / (resamples + 1) when sampled): at or above alpha, no verdict but
+    "no significant difference" can come out, whatever the difference."""
     verdict: Verdict
     """From the adjusted randomisation p-value and the sign of the difference."""
     effect_size: float | None
@@ -50,7 +58,11 @@ class PairedComparison(Record):
     ties: int
     losses: int
     mde: float | None = None
-    """Minimum detectable effect at this n (paired t-test, power and alpha of the settings)."""
+    """Minimum detectable effect at this n (paired t-test at the power of the settings and
+    alpha / m for a corrected family of m: a conservative bound)."""
+    not_available: str | None = None
+    """Why effect_size, mde and p_t are missing: too few queries, or differences that do
+    not vary."""
 
 
 class GroupComparison(PairedComparison):
@@ -98,7 +110,7 @@ class Settings(Record):
     interval: Literal["bca", "percentile"]
     alpha: float
     power: float
-    correction: Literal["holm", "bh", "none"]
+    correction: Literal["holm", "bh", "westfall-young", "none"]
     missing: Literal["error", "drop", "zero"]
     k: int
     """Cutoff of the rank differences."""
@@ -114,9 +126,13 @@ class QueryCounts(Record):
 
 
 class Comparison(Record):
-    """Systems compared with a baseline (`recallbench.comparison/v1`)."""
+    """Systems compared with a baseline (`recallbench.comparison/v2`).
 
-    format: Literal["recallbench.comparison/v1"] = COMPARISON_FORMAT
+    v2 adds ``ci_level``, ``p_floor`` and ``not_available`` to each comparison and the
+    ``westfall-young`` correction; intervals are simultaneous when p-values are corrected
+    (v1's were per comparison)."""
+
+    format: Literal["recallbench.comparison/v2"] = COMPARISON_FORMAT
     created_at: datetime
     recallbench_version: str
     dataset: DatasetRef

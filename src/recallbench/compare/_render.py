@@ -48,8 +48,26 @@ def interval(row: PairedComparison, digits: int = 4) -> str:
     return f"[{row.ci.low:+.{digits}f}, {row.ci.high:+.{digits}f}]"
 
 
-def _main_cells(row: PairedComparison, digits: int = 4) -> list[str]:
+NOT_AVAILABLE = "n/a"
+"""d_z, MDE or p t when they are undefined (reason in the JSON's ``not_available``)."""
+
+
+def raw_adjusted(raw: float | None, adjusted: float | None, digits: int = 4) -> str:
+    """``raw / adjusted``: the correction's effect in plain sight."""
+    if raw is None and adjusted is None:
+        return "–"
+    return f"{pvalue(raw, digits)}/{pvalue(adjusted, digits)}"
+
+
+def _main_cells(row: PairedComparison, digits: int = 4, compact: bool = False) -> list[str]:
+    """Cells of the main table; ``compact`` (the terminal) shows the raw p of the verdict's
+    test only, beside its adjusted one, and the adjusted p of t and Wilcoxon."""
     adjusted = row.p_adjusted
+    missing = NOT_AVAILABLE if row.not_available else "–"
+
+    def both(raw: float | None, fixed: float | None) -> str:
+        return pvalue(fixed, digits) if compact else raw_adjusted(raw, fixed, digits)
+
     return [
         row.measure,
         str(row.n),
@@ -57,29 +75,33 @@ def _main_cells(row: PairedComparison, digits: int = 4) -> list[str]:
         plain(row.mean_system, digits),
         f"{signed(row.delta, digits)} {stars(adjusted['randomisation'])}".rstrip(),
         interval(row, digits),
-        pvalue(adjusted["randomisation"], digits),
-        pvalue(adjusted["t"], digits),
-        pvalue(adjusted["wilcoxon"], digits),
-        signed(row.effect_size, 2),
+        raw_adjusted(row.p_randomisation, adjusted["randomisation"], digits),
+        both(row.p_t, adjusted["t"]) if row.p_t is not None else missing,
+        both(row.p_wilcoxon, adjusted["wilcoxon"]),
+        missing if row.effect_size is None else signed(row.effect_size, 2),
         f"{row.wins}/{row.ties}/{row.losses}",
-        plain(row.mde, 3),
+        missing if row.mde is None else plain(row.mde, 3),
     ]
 
 
-MAIN_HEADER = [
-    "measure",
-    "n",
-    "baseline",
-    "system",
-    "Δ",
-    "95% CI",
-    "p rand.",
-    "p t",
-    "p W",
-    "d_z",
-    "W/T/L",
-    "MDE",
-]
+def main_header(rows: Sequence[PairedComparison], compact: bool = False) -> list[str]:
+    """Column names; the interval's level is the family's (simultaneous when corrected)."""
+    tests = ("p t adj.", "p W adj.") if compact else ("p t raw/adj.", "p W raw/adj.")
+    level = next((row.ci_level for row in rows if row.ci_level is not None), None)
+    shown = "CI" if level is None else f"{level * 100:.4g}% CI"
+    return [
+        "measure",
+        "n",
+        "baseline",
+        "system",
+        "Δ",
+        shown,
+        "p rand. raw/adj.",
+        *tests,
+        "d_z",
+        "W/T/L",
+        "MDE",
+    ]
 
 
 def _by_system(rows: Sequence[PairedComparison]) -> dict[str, list[PairedComparison]]:
@@ -105,15 +127,41 @@ def summary_lines(comparison: Comparison) -> list[str]:
                 parts.append(f"{verdict} on {shown}")
         unsure = [row for row in rows if row.verdict == "no significant difference"]
         if unsure:
-            parts.append("no significant difference on " + ", ".join(map(_unsure, unsure)))
+            parts.append(
+                "no significant difference on "
+                + ", ".join(_unsure(row, comparison.settings.alpha) for row in unsure)
+            )
+        untested = [row for row in rows if row.verdict == "not tested"]
+        if untested:
+            parts.append("not tested on " + ", ".join(map(_untested, untested)))
         lines.append(f"{system} vs {comparison.baseline}: " + "; ".join(parts) + ".")
+    for compared in comparison.systems:
+        if compared.label != comparison.baseline and compared.label not in systems:
+            lines.append(
+                f"{compared.label} vs {comparison.baseline}: no query is paired on any "
+                "measure, so nothing can be concluded."
+            )
     return lines
 
 
-def _unsure(row: PairedComparison) -> str:
+def _untested(row: PairedComparison) -> str:
+    """Why there is no test: one query has no spread to tell a difference from noise."""
+    return (
+        f"{row.measure} ({signed(row.delta)} on {row.n} paired "
+        f"{'query' if row.n == 1 else 'queries'}: one query cannot tell a difference from "
+        "noise, so nothing can be concluded)"
+    )
+
+
+def _unsure(row: PairedComparison, alpha: float) -> str:
     """What a non-significant result can and cannot say."""
     if row.ties == row.n:
         return f"{row.measure} (the same on all {row.n} queries)"
+    if row.p_floor is not None and row.p_floor >= alpha:
+        return (
+            f"{row.measure} ({signed(row.delta)}; {row.wins + row.losses} queries differ, "
+            f"too few to ever be significant: the smallest possible p is {row.p_floor:.4g})"
+        )
     detectable = "" if row.mde is None else f"; detectable at n={row.n}: {row.mde:.3f}"
     return f"{row.measure} ({signed(row.delta)}{detectable})"
 
@@ -124,15 +172,40 @@ def _legend(comparison: Comparison) -> str:
         [
             "n: paired queries the measure counts (e.g. those with relevant judgments).",
             "Δ = system − baseline.",
-            "95% CI (per comparison, not adjusted): paired bootstrap",
-            f"({s.interval}, {s.resamples:,} resamples, seed {s.seed}).",
-            f"p: {CORRECTION_NAMES[s.correction]}-adjusted over the table —",
-            "randomisation test (marks: * <0.05, ** <0.01, *** <0.001), paired t, Wilcoxon.",
-            "d_z = mean/sd of the differences.",
+            _interval_words(comparison),
+            f"paired bootstrap ({s.interval}, {s.resamples:,} resamples, seed {s.seed}).",
+            f"p: raw / {CORRECTION_NAMES[s.correction]}-adjusted over the table —",
+            "randomisation test (marks from the adjusted p: * <0.05, ** <0.01, *** <0.001),",
+            "paired t, Wilcoxon (exact at small n, ties included).",
+            "Holm can reject where a Bonferroni-level interval still covers 0: it is the",
+            "more powerful of the two." if s.correction == "holm" else "",
+            "d_z = mean/sd of the differences (n/a: fewer than 2 queries, or no spread).",
             "W/T/L: queries better/equal/worse than the baseline.",
-            f"MDE: Δ the t-test detects with power {s.power} at α {s.alpha}.",
+            f"MDE: Δ the t-test detects with power {s.power} at {_mde_alpha(comparison)}.",
         ]
     )
+
+
+def _interval_words(comparison: Comparison) -> str:
+    s = comparison.settings
+    level = next((r.ci_level for r in comparison.comparisons if r.ci_level is not None), None)
+    shown = "CI" if level is None else f"{level * 100:.4g}% CI"
+    if s.correction == "none":
+        return f"{shown} (per comparison, not adjusted):"
+    if s.correction == "bh":
+        return f"{shown} (false-coverage-rate level, Benjamini-Yekutieli, to match BH):"
+    return (
+        f"{shown} (simultaneous over the table: Bonferroni level, conservative for "
+        f"{CORRECTION_NAMES[s.correction]}):"
+    )
+
+
+def _mde_alpha(comparison: Comparison) -> str:
+    s = comparison.settings
+    tested = sum(1 for r in comparison.comparisons if r.p_randomisation is not None)
+    if s.correction == "none" or tested <= 1:
+        return f"α {s.alpha}"
+    return f"α {s.alpha}/{tested} (the corrected family's Bonferroni bound)"
 
 
 def _header(comparison: Comparison) -> str:
@@ -209,10 +282,12 @@ def render_comparison(comparison: Comparison, console: Console) -> None:
             pad_edge=False,
             collapse_padding=True,
         )
-        for index, name in enumerate(MAIN_HEADER):
+        for index, name in enumerate(main_header(rows, compact=True)):
             table.add_column(name, justify="left" if index == 0 else "right", no_wrap=True)
         for row in rows:
-            table.add_row(*map(escape, _main_cells(row, 3)), style=STYLES[row.verdict])
+            table.add_row(
+                *map(escape, _main_cells(row, 3, compact=True)), style=STYLES[row.verdict]
+            )
         console.print(table)
     console.print(escape(_legend(comparison)), style="dim", highlight=False)
     for line in summary_lines(comparison):
@@ -262,7 +337,7 @@ def render_comparison_markdown(comparison: Comparison) -> str:
     lines += [f"- {line}" for line in summary_lines(comparison)]
     for system, rows in _by_system(comparison.comparisons).items():
         lines += ["", f"## {system} vs {comparison.baseline}", ""]
-        lines += _table(MAIN_HEADER, (_main_cells(row) for row in rows))
+        lines += _table(main_header(rows), (_main_cells(row) for row in rows))
     lines += ["", _legend(comparison)]
     measures = [m.name for m in comparison.measures]
     for grouping in ("category", "intent"):

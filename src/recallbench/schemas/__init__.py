@@ -20,7 +20,7 @@ FORMATS: dict[str, type[BaseModel]] = {
     "dataset.v1": Dataset,
     "run.v1": Run,
     "report.v1": Report,
-    "comparison.v1": Comparison,
+    "comparison.v2": Comparison,
 }
 """Schema file stem -> the model it describes."""
 
@@ -28,7 +28,7 @@ _IDS = {
     "dataset.v1": DATASET_FORMAT,
     "run.v1": RUN_FORMAT,
     "report.v1": REPORT_FORMAT,
-    "comparison.v1": COMPARISON_FORMAT,
+    "comparison.v2": COMPARISON_FORMAT,
 }
 
 

@@ -15,11 +15,12 @@ from numpy.typing import NDArray
 
 from recallbench.core._errors import ConfigError
 
-Correction = Literal["holm", "bh", "none"]
-CORRECTIONS: tuple[Correction, ...] = ("holm", "bh", "none")
+Correction = Literal["holm", "bh", "westfall-young", "none"]
+CORRECTIONS: tuple[Correction, ...] = ("holm", "bh", "westfall-young", "none")
 CORRECTION_NAMES = {
     "holm": "Holm-Bonferroni",
     "bh": "Benjamini-Hochberg",
+    "westfall-young": "Westfall-Young max-T",
     "none": "no correction",
 }
 
@@ -64,12 +65,17 @@ def benjamini_hochberg(pvalues: Sequence[float] | NDArray[np.float64]) -> NDArra
 
 
 def adjust(pvalues: Sequence[float | None], method: Correction) -> list[float | None]:
-    """Adjust the p-values that exist (None: no test was possible) as one family."""
+    """Adjust the p-values that exist (None: no test was possible) as one family.
+
+    Westfall-Young needs the resamples themselves (:func:`recallbench.stats._maxt.
+    max_t_pvalues`); given only p-values (the t and Wilcoxon columns) it falls back to
+    Holm, which controls the same family-wise error rate.
+    """
     if method not in CORRECTIONS:
         raise ConfigError(f"unknown correction {method!r}; choose one of {', '.join(CORRECTIONS)}")
     present = [index for index, p in enumerate(pvalues) if p is not None]
     values = np.array([pvalues[index] for index in present], dtype=np.float64)
-    if method == "holm":
+    if method in ("holm", "westfall-young"):
         values = holm(values)
     elif method == "bh":
         values = benjamini_hochberg(values)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from recallbench.core._errors import ConfigError
 from recallbench.stats._power import minimum_detectable_effect
 from recallbench.stats._resampling import (
     INTERVAL_NAMES,
@@ -25,14 +26,18 @@ from recallbench.stats._resampling import (
     percentile_interval,
     randomisation_pvalues,
 )
+from recallbench.stats._wilcoxon import WILCOXON_EXACT, wilcoxon_pvalue
 
 FloatArray = NDArray[np.float64]
 
 TIE = 1e-12
 """Per-query differences smaller than this are ties (the same value computed twice)."""
 
-WILCOXON_EXACT = 50
-"""Up to this many non-zero differences without ties, Wilcoxon's p-value is exact."""
+CONSTANT = 1e-9
+"""Differences whose standard deviation is below this fraction of their largest |d| do not
+vary: what spread there is comes from floating-point rounding (0.3 - 0.2 vs 0.1), and
+dividing by it gives an effect size of 1e15. Real variation in a measure over queries is
+many orders of magnitude larger."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,11 +67,15 @@ class PairedSettings:
             ),
             "t": "two-sided paired t-test (scipy.stats.ttest_1samp on the differences)",
             "wilcoxon": (
-                "two-sided Wilcoxon signed-rank test, zero differences dropped; exact up to "
-                f"{WILCOXON_EXACT} differences without ties, else the normal approximation "
-                "with tie correction (scipy.stats.wilcoxon; Wilcoxon 1945)"
+                "two-sided Wilcoxon signed-rank test, zero differences dropped, mid-ranks for "
+                f"ties; exact (every sign assignment) up to {WILCOXON_EXACT} non-zero "
+                "differences, ties included, else the normal approximation with tie "
+                "correction (Wilcoxon 1945; Pratt 1959)"
             ),
-            "effect_size": "d_z = mean / standard deviation of the differences (Cohen 1988)",
+            "effect_size": (
+                "d_z = mean / standard deviation of the differences (Cohen 1988); not "
+                "available with fewer than 2 queries or differences that do not vary"
+            ),
             "mde": (
                 f"minimum detectable effect: the mean difference the paired t-test detects "
                 f"with power {self.power} at alpha {self.alpha} given this n and the "
@@ -94,6 +103,8 @@ class PairedResult:
     ties: int
     losses: int
     mde: float | None
+    degenerate: str | None = None
+    """Why the t-test, d_z and the MDE are not available (None: they are)."""
 
 
 def paired_results(
@@ -117,6 +128,7 @@ def paired_results(
     for index, (base, other) in enumerate(zip(baseline, system, strict=True)):
         if base.shape != other.shape:
             raise ValueError(f"comparison {index}: {base.shape} baseline vs {other.shape} values")
+        _check_finite(index, base, other)
         by_length.setdefault(base.size, []).append(index)
     for n, indices in by_length.items():
         if n == 0:  # no query in the population: nothing to compare
@@ -133,6 +145,45 @@ def paired_results(
     return [result for result in results if result is not None]
 
 
+def paired_intervals(
+    baseline: Sequence[FloatArray], system: Sequence[FloatArray], settings: PairedSettings
+) -> list[tuple[float, float] | None]:
+    """The bootstrap intervals of :func:`paired_results` alone, at ``settings.level``.
+
+    The same seeded resamples, so only the level differs: for a level that depends on the
+    p-values (Benjamini-Yekutieli's false-coverage intervals after Benjamini-Hochberg).
+    """
+    out: list[tuple[float, float] | None] = [None] * len(baseline)
+    by_length: dict[int, list[int]] = {}
+    for index, base in enumerate(baseline):
+        by_length.setdefault(base.size, []).append(index)
+    for n, indices in by_length.items():
+        if n < 2:
+            continue
+        differences = np.array(
+            [system[i] - baseline[i] for i in indices], dtype=np.float64
+        ).reshape(-1, n)
+        low, high = _intervals(differences, settings, _generators(settings.seed)[0])
+        for row, index in enumerate(indices):
+            out[index] = (float(low[row]), float(high[row]))
+    return out
+
+
+def _generators(seed: int) -> tuple[np.random.Generator, np.random.Generator]:
+    """Bootstrap and randomisation generators: independent streams of one seed."""
+    bootstrap, randomisation = np.random.SeedSequence(seed).spawn(2)
+    return np.random.default_rng(bootstrap), np.random.default_rng(randomisation)
+
+
+def _intervals(
+    differences: FloatArray, s: PairedSettings, rng: np.random.Generator
+) -> tuple[FloatArray, FloatArray]:
+    estimates = bootstrap_means(differences, s.resamples, rng)
+    if s.interval == "bca":
+        return bca_interval(differences, estimates, s.level)
+    return percentile_interval(estimates, s.level)
+
+
 def _same_length(
     base: FloatArray,
     other: FloatArray,
@@ -142,27 +193,23 @@ def _same_length(
 ) -> list[PairedResult]:
     rows, n = base.shape
     differences = other - base
-    bootstrap_rng, randomisation_rng = (
-        np.random.default_rng(seed) for seed in np.random.SeedSequence(s.seed).spawn(2)
-    )
+    bootstrap_rng, randomisation_rng = _generators(s.seed)
     low: FloatArray | None = None
     high: FloatArray | None = None
     p_random: FloatArray | None = None
     exact = False
     if n >= 2:
-        estimates = bootstrap_means(differences, s.resamples, bootstrap_rng)
-        if s.interval == "bca":
-            low, high = bca_interval(differences, estimates, s.level)
-        else:
-            low, high = percentile_interval(estimates, s.level)
+        low, high = _intervals(differences, s, bootstrap_rng)
         p_random, exact = randomisation_pvalues(differences, s.resamples, randomisation_rng)
-    p_t, p_w = _classical_tests(differences)
     sd = differences.std(axis=1, ddof=1) if n >= 2 else np.full(rows, np.nan)
+    reasons = [_degenerate(differences[row], float(sd[row])) for row in range(rows)]
+    p_t, p_w = _classical_tests(differences, reasons)
     signed = np.where(higher_is_better[:, None], differences, -differences)
     results = []
     for row in range(rows):
         delta = float(differences[row].mean())
         spread = float(sd[row])
+        defined = reasons[row] is None
         results.append(
             PairedResult(
                 n=n,
@@ -175,41 +222,63 @@ def _same_length(
                 exact=exact,
                 p_t=p_t[row],
                 p_wilcoxon=p_w[row],
-                effect_size=delta / spread if spread > 0 else None,
+                effect_size=delta / spread if defined else None,
                 wins=int((signed[row] > TIE).sum()),
                 ties=int((np.abs(signed[row]) <= TIE).sum()),
                 losses=int((signed[row] < -TIE).sum()),
-                mde=minimum_detectable_effect(n, spread, s.alpha, s.power) if with_mde else None,
+                mde=(
+                    minimum_detectable_effect(n, spread, s.alpha, s.power)
+                    if with_mde and defined
+                    else None
+                ),
+                degenerate=reasons[row],
             )
         )
     return results
 
 
-def _classical_tests(differences: FloatArray) -> tuple[list[float | None], list[float | None]]:
+def _check_finite(index: int, base: FloatArray, other: FloatArray) -> None:
+    """NaN or inf would turn every statistic into NaN ("+nan ***"); refuse them."""
+    for name, values in (("baseline", base), ("system", other)):
+        bad = np.flatnonzero(~np.isfinite(values))
+        if bad.size:
+            raise ConfigError(
+                f"comparison {index}: {name} value {values[bad[0]]} at position {bad[0]} "
+                f"({bad.size} not finite); per-query values must be finite numbers"
+            )
+
+
+def _degenerate(d: FloatArray, sd: float) -> str | None:
+    """Why d_z, the MDE and the t-test are undefined for ``d``, or None when they are not."""
+    if d.size < 2:
+        return f"{d.size} paired {'query' if d.size == 1 else 'queries'}: no spread to measure"
+    if not sd > CONSTANT * float(np.abs(d).max()):
+        return "the differences do not vary (sd ≈ 0), so d_z and the t-test divide by zero"
+    return None
+
+
+def _classical_tests(
+    differences: FloatArray, reasons: Sequence[str | None]
+) -> tuple[list[float | None], list[float | None]]:
     """Paired t and Wilcoxon p-values per row; None where the test is undefined.
 
-    The t-test needs differences that vary; Wilcoxon needs a non-zero difference. When every
-    difference is zero both say what is plain: p = 1 (no evidence of any difference).
+    The t-test needs differences that vary (``reasons[row]`` None); Wilcoxon needs a
+    non-zero difference. When every difference is zero both say what is plain: p = 1 (no
+    evidence of any difference).
     """
     from scipy import stats
 
-    rows, n = differences.shape
+    rows = differences.shape[0]
     p_t: list[float | None] = [None] * rows
     p_w: list[float | None] = [None] * rows
     for row in range(rows):
         d = differences[row]
-        nonzero = np.abs(d) > TIE
-        if not nonzero.any():
+        if not (np.abs(d) > TIE).any():
             p_t[row] = p_w[row] = 1.0
             continue
-        if n >= 2 and np.ptp(d) > TIE:
+        if reasons[row] is None:
             p_t[row] = _finite(stats.ttest_1samp(d, 0.0).pvalue)
-        kept = d[nonzero]
-        # exact null distribution for small samples without tied |d|; otherwise the normal
-        # approximation with scipy's tie correction (its permutation fallback is 100x slower)
-        exact = kept.size <= WILCOXON_EXACT and np.unique(np.abs(kept)).size == kept.size
-        method = "exact" if exact else "asymptotic"
-        p_w[row] = _finite(stats.wilcoxon(kept, method=method).pvalue)
+        p_w[row] = wilcoxon_pvalue(d)[0]
     return p_t, p_w
 
 
@@ -220,4 +289,21 @@ def _finite(value: float) -> float | None:
 
 def _empty() -> PairedResult:
     nan = math.nan
-    return PairedResult(0, nan, nan, nan, None, None, None, False, None, None, None, 0, 0, 0, None)
+    return PairedResult(
+        0,
+        nan,
+        nan,
+        nan,
+        None,
+        None,
+        None,
+        False,
+        None,
+        None,
+        None,
+        0,
+        0,
+        0,
+        None,
+        "no paired queries",
+    )

@@ -10,6 +10,14 @@ freedom and noncentrality ``lambda = delta * sqrt(n) / sd``, so
 Cohen, J. (1988). Statistical Power Analysis for the Behavioral Sciences, 2nd ed., ch. 2;
 the normal approximation ``n = ((z_{1-alpha/2} + z_{power}) * sd / delta)^2`` is printed
 alongside because many calculators give it; it is a little optimistic for small n.
+
+A family of m comparisons corrected together (Holm, Benjamini-Hochberg, Westfall-Young) is
+planned at ``alpha / m``: each of those corrections rejects at least what Bonferroni rejects,
+so the power of one comparison is at least the power at ``alpha / m`` (a conservative bound;
+Dunn 1961). For a permutation test (randomisation, exact Wilcoxon) n is raised, where
+needed, to the fewest queries with which its p-value can fall below the level at all
+(:mod:`recallbench.stats._attainable`); beyond that floor the randomisation test's power
+approaches the t-test's (Lehmann & Romano 2005, sec. 15.2).
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ import math
 from dataclasses import dataclass
 
 from recallbench.core._errors import ConfigError
+from recallbench.stats._attainable import PairedTest, queries_to_reach
 
 MAX_QUERIES = 10_000_000
 
@@ -60,6 +69,14 @@ class SampleSize:
     power_with_one_fewer: float
     normal_approximation: int
     """``ceil(((z_{1-alpha/2} + z_power) * sd / delta)^2)``, for comparison."""
+    test: PairedTest = "t"
+    """The test the number is for."""
+    level: float = 0.05
+    """The level each comparison is tested at: alpha / comparisons."""
+    t_test_queries: int = 0
+    """What the t-test alone needs; less than ``queries`` when the test's floor raised it."""
+    floor: int = 2
+    """The fewest non-zero differences with which the test can reach ``level`` at all."""
 
 
 def sample_size(
@@ -68,13 +85,24 @@ def sample_size(
     alpha: float = 0.05,
     power: float = 0.8,
     two_sided: bool = True,
+    test: PairedTest = "t",
+    comparisons: int = 1,
 ) -> SampleSize:
-    """Queries needed for the paired t-test to detect ``delta`` with the given power.
+    """Queries needed for ``test`` to detect ``delta`` with the given power.
+
+    The t-test's exact power at ``alpha / comparisons``; for the randomisation and Wilcoxon
+    tests, at least the fewest queries with which they can reach that level (module
+    docstring).
 
     >>> sample_size(0.05, 0.15).queries
     73
+    >>> sample_size(0.5, 0.1, test="randomisation").queries  # the t-test alone says 3
+    6
     """
     _check(alpha, power)
+    if comparisons < 1:
+        raise ConfigError(f"comparisons must be at least 1, got {comparisons}")
+    alpha = alpha / comparisons
     if delta <= 0 or sd <= 0:
         raise ConfigError(f"delta and sd must be positive, got delta {delta}, sd {sd}")
     from scipy import stats
@@ -88,11 +116,18 @@ def sample_size(
         n -= 1
     while t_test_power(n, delta, sd, alpha, two_sided) < power:
         n += 1  # the t-test needs a few more than the normal approximation
+    # one-sided, a permutation test's floor is 1 / 2^m: as two-sided at twice the level
+    floor = queries_to_reach(alpha if two_sided else 2 * alpha, test)
+    queries = max(n, floor)
     return SampleSize(
-        queries=n,
-        achieved_power=t_test_power(n, delta, sd, alpha, two_sided),
-        power_with_one_fewer=t_test_power(n - 1, delta, sd, alpha, two_sided),
+        queries=queries,
+        achieved_power=t_test_power(queries, delta, sd, alpha, two_sided),
+        power_with_one_fewer=t_test_power(queries - 1, delta, sd, alpha, two_sided),
         normal_approximation=approx,
+        test=test,
+        level=alpha,
+        t_test_queries=n,
+        floor=floor,
     )
 
 
@@ -101,14 +136,12 @@ def minimum_detectable_effect(
 ) -> float | None:
     """The mean difference the paired t-test detects with ``power`` at ``n`` queries.
 
-    None when it cannot be computed (fewer than 2 queries); 0 when the differences do not
-    vary (every query changed by the same amount, or not at all).
+    None when it cannot be computed: fewer than 2 queries, or differences that do not vary
+    (sd 0: the t-test is undefined, not infinitely sensitive).
     """
     _check(alpha, power)
-    if n < 2 or not math.isfinite(sd):
+    if n < 2 or not math.isfinite(sd) or sd <= 0:
         return None
-    if sd == 0:
-        return 0.0
     from scipy import optimize
 
     def shortfall(delta: float) -> float:
