@@ -114,15 +114,16 @@ def regression_checks(report: Report, baseline: Baseline, gates: Gates) -> Itera
             missing = (
                 f"the baseline has no value of {measure}"
                 if before is None
-                else (f"the report has no value of {measure} (baseline {fmt(before)})")
+                else f"the report has no value of {measure} (baseline {fmt(before)})"
             )
             yield Check("regression", f"{measure} vs baseline", "warn", f"{missing}: not compared")
             continue
-        limit = limits[_kind(measure, gates)]
+        kind = _kind(measure, gates)
+        limit = limits[kind]
         drop = relative_drop(before, now, info.higher_is_better)
         numbers = (
             f"{measure} {fmt(now)} vs baseline {fmt(before)}: {_change(drop)} "
-            f"(allowed {limit:.0%}, {_kind(measure, gates)})"
+            f"(allowed {limit:.0%}, {kind})"
         )
         name = f"{measure} drop <= {limit:.0%}"
         if drop <= limit:
