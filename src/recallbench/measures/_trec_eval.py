@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from recallbench.measures._evaluate import Evaluation, Rules, evaluate_table
+from recallbench.measures._gains import positive_judged
 from recallbench.measures._measure import Measure
 from recallbench.measures._table import BoolArray, RankTable, build_table
 from recallbench.measures.interpolated_precision import (
@@ -20,6 +21,7 @@ from recallbench.measures.interpolated_precision import (
     InterpolatedPrecisionAverage,
     undefined_when_empty,
 )
+from recallbench.measures.ndcg_variants import RNDCG
 
 STAND_IN = "ceci_nest_pas_un_docno"
 """With ``-c``, trec_eval evaluates a judged query the run lacks as a ranking of this one
@@ -28,7 +30,8 @@ the number returned (iprec_at_recall: 0, not NaN) unless ``-J`` removes it."""
 
 STAND_IN_CLEARED = ("num_ret", "utility", "rbp_resid")
 """Labels whose value trec_eval resets to 0 for a stand-in ranking (and every ``unj*``
-label, and relstring's text); compared as trec_eval does, by printed label."""
+label, and ``relstring``'s text); compared as trec_eval does, by printed label, so that
+``relstring_4`` or ``utility_2,-1,0,0`` keep what the stand-in gave them."""
 
 
 @dataclass(frozen=True)
@@ -95,7 +98,7 @@ def evaluate_trec_table(
 ) -> Evaluation:
     """:func:`evaluate_table` with trec_eval's own conventions on top (both engine paths end
     here): values of a stand-in ranking reset as trec_eval resets them, NaN where trec_eval
-    divides 0 by 0 (interpolated precision of an empty ranking), and with ``-c`` the
+    divides 0 by 0 (see :func:`_undefined`), and with ``-c`` the
     summary ``num_rel`` counts every judgment graded above 0 whatever ``-l`` says
     (m_num_rel.c ``te_calc_avg_num_rel`` reads the qrels again)."""
     evaluation = evaluate_table(table, measures, options.rules, missing)
@@ -105,7 +108,7 @@ def evaluate_trec_table(
         label = measure.trec_label()
         if missing.any() and (label in STAND_IN_CLEARED or label.startswith("unj")):
             values[name] = np.where(missing, 0.0, values[name])
-        if missing.any() and name in texts:
+        if missing.any() and label == "relstring":
             texts[name] = [
                 "" if absent else text for text, absent in zip(texts[name], missing, strict=True)
             ]
@@ -118,7 +121,12 @@ def evaluate_trec_table(
 
 
 def _undefined(measure: Measure, table: RankTable) -> BoolArray | None:
-    """Queries where trec_eval's value of ``measure`` is NaN (its 0/0 on an empty ranking)."""
+    """Queries where trec_eval's value of ``measure`` is NaN: its 0/0 on an empty ranking
+    (interpolated precision), or on a query whose relevant documents all have gain 0
+    (Rndcg under ``-l 0``: no R level to average over)."""
+    if isinstance(measure, RNDCG):  # relevant documents (-l 0) but no positive gain: 0/0
+        undefined_points: BoolArray = (table.num_rel > 0) & (positive_judged(table) == 0)
+        return undefined_points
     levels: tuple[float, ...] = ()
     if isinstance(measure, InterpolatedPrecision):
         levels = (measure.level,)
