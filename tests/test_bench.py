@@ -25,7 +25,7 @@ def _dataset(tmp_path: Path) -> Path:
             {"id": "q1", "text": "apple", "category": "fruit"},
             {"id": "q2", "text": "cherry", "category": "fruit", "tags": ["adversarial"]},
             {"id": "q3", "text": "bread", "category": "bake"},
-            {"id": "q4", "text": "durian"},  # nothing relevant: abstention
+            {"id": "q4", "text": "durian", "answerable": False},  # abstention
         ],
         "qrels": {"q1": {"d0": 1}, "q2": {"d2": 1}, "q3": {"d1": 1}, "q4": {"d3": 0}},
     }

@@ -39,6 +39,8 @@ def broken() -> dict[str, Any]:
     data["qrels"] = {"q3": {"d9": 1, "d2": "high"}, "q7": {"d1": 1}, "q1": {"d1": 2.5}}
     data["relevance_threshold"] = "one"
     data["colour"] = "blue"
+    data["documents"][2]["text"] = " \n"
+    data["queries"][1]["answerable"] = "no"
     return data
 
 
@@ -71,6 +73,8 @@ def test_every_problem_is_reported_with_its_path(tmp_path: Path) -> None:
         'normal, temporary; got "urgent"',
         'relevance_threshold: must be an integer, got "one"',
         "colour: unknown field",
+        "documents[2].text: text is empty",
+        'queries[1].answerable: must be true or false, got "no"',
     }
 
 
@@ -95,7 +99,7 @@ def test_cli_lists_every_defect_and_exits_2(tmp_path: Path, command: list[str]) 
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 2
     assert "Traceback" not in result.output
-    assert "9 problems" in result.output
+    assert "11 problems" in result.output
     for fragment in (
         'qrels.q3.d9: unknown document "d9"',
         'queries[2].id: duplicate id "q1"',

@@ -136,7 +136,7 @@ def test_convert_writes_a_dataset_that_loads_back(tmp_path: Path) -> None:
     assert "28 queries" in result.output and "28 units" in result.output
     back = load_json_dataset(destination)
     assert back.sha256 == load_longmemeval(source, granularity="turn").sha256
-    assert back.ref.loader == "longmemeval/1"
+    assert back.ref.loader == "longmemeval/2"
 
 
 def test_bad_source_files_are_located(tmp_path: Path) -> None:
@@ -144,7 +144,7 @@ def test_bad_source_files_are_located(tmp_path: Path) -> None:
     broken.write_text('[{"sample_id": "c", "conversation": {}, "qa": [\n{"question": 3}]}]')
     with pytest.raises(DatasetError) as error:
         load_locomo(broken)
-    assert "$[0].qa[0]" in str(error.value)
+    assert "\n  [0].qa[0]: expected a question" in str(error.value)
     broken.write_text("[1,")
     result = CliRunner().invoke(main, ["datasets", "validate", f"longmemeval:{broken}"])
     assert result.exit_code == 2 and f"{broken}:1" in result.output

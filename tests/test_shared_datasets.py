@@ -20,6 +20,8 @@ SOURCES = [
     ("locomo-sessions", "locomo/locomo10.json"),
     ("longmemeval", "longmemeval/longmemeval_oracle.json"),
     ("longmemeval-turns", "longmemeval/longmemeval_s_sample28.json"),
+    ("longmemeval-turns", "longmemeval/longmemeval_oracle.json"),
+    ("locomo", "locomo"),
     ("madial", "madial_bench"),
     ("madial-zh", "madial_bench"),
 ]
@@ -34,6 +36,7 @@ def test_converts_and_validates(kind: str, source: str, tmp_path: Path) -> None:
         main, ["datasets", "convert", "--from", kind, str(path), str(destination)]
     )
     assert converted.exit_code == 0, converted.output
+    # the written file passes the same validation its loader's output did: 0 problems
     validated = runner.invoke(main, ["datasets", "validate", str(destination)])
-    assert validated.exit_code == 0, validated.output
+    assert validated.exit_code == 0 and validated.output.startswith("ok: "), validated.output
     assert load_dataset(str(destination)).sha256 == load_dataset(f"{kind}:{path}").sha256

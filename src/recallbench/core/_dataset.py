@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from functools import cached_property
 from typing import Final, Literal
 
-from pydantic import Field, JsonValue, StrictInt, StrictStr
+from pydantic import Field, JsonValue, StrictBool, StrictInt, StrictStr
 
 from recallbench.core._fingerprint import sha256_of
 from recallbench.core._model import Record
@@ -45,7 +45,13 @@ class Query(Record):
     session_id: StrictStr | None = None
     """The agent session the query belongs to, if any."""
     tags: tuple[StrictStr, ...] = ()
-    """Free labels, for example `abstention` or `first-in-session`."""
+    """Free labels, for example `first-in-session`. The tag `abstention` marks the query
+    unanswerable, as ``answerable: false`` does (files written before that field)."""
+    answerable: StrictBool = True
+    """False when the source says memory holds no answer to this question (LongMemEval's
+    ``_abs`` questions, LoCoMo's adversarial ones): ``false_surface`` is averaged over these
+    queries only. A query that is answerable but has no relevant judgment is not one of
+    them: it is counted as "no relevant judgments" and left out of every mean."""
     unit: StrictStr | None = None
     """The unit (own haystack) the query is asked in, when the dataset has units."""
     chain: StrictStr | None = None
@@ -56,6 +62,11 @@ class Query(Record):
     (at the configured ``gates.min_recall_measure``, recall@10 by default)."""
     metadata: dict[str, JsonValue] = Field(default_factory=dict)
     """Free metadata."""
+
+    @property
+    def unanswerable(self) -> bool:
+        """Marked unanswerable, by ``answerable: false`` or the tag ``abstention``."""
+        return not self.answerable or "abstention" in self.tags
 
 
 class DatasetRef(Record):

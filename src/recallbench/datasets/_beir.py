@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from recallbench.core import Dataset, Document, Problem, Query
-from recallbench.datasets._json_v1 import check_references
+from recallbench.datasets._json_v1 import checked_dataset
 from recallbench.datasets._provenance import read_jsonl
 
 
@@ -54,14 +54,14 @@ def load_beir(path: Path, split: str = "test") -> Dataset:
         for _, record in _jsonl(path / "queries.jsonl", problems)
         if record["_id"] in qrels
     ]
-    check_references(str(path), documents, queries, qrels, problems)
-    return Dataset(
+    dataset = Dataset.model_construct(
         name=path.name,
         version=split,
         documents=tuple(documents),
         queries=tuple(queries),
         qrels=qrels,
     )
+    return checked_dataset(dataset, str(path), problems)
 
 
 def _read_qrels_tsv(path: Path, problems: list[Problem]) -> dict[str, dict[str, int]]:

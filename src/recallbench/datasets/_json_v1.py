@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Generator, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -12,9 +13,7 @@ from recallbench.core import (
     TIERS,
     Dataset,
     DatasetError,
-    Document,
     Problem,
-    Query,
 )
 from recallbench.core._validation import json_path, read_json, validate
 
@@ -27,11 +26,60 @@ def load_json_dataset(path: Path) -> Dataset:
         raise DatasetError(
             str(path), [Problem("format", f"expected {DATASET_FORMAT!r}, got {found}")]
         )
-    return validate(Dataset, data, str(path), list(cross_reference_problems(data)))
+    return validated_dataset(data, str(path))
+
+
+def validated_dataset(data: Any, source: str, origins: Mapping[str, str] | None = None) -> Dataset:
+    """The one validation of a dataset, whether read from our JSON or built by a loader:
+    structure and types (pydantic) and every cross-reference, all problems in one error.
+
+    ``origins`` (document or query id -> where it came from in a third-party source)
+    prefixes a problem about that document or query with its source location."""
+    problems = list(cross_reference_problems(data))
+    try:
+        return validate(Dataset, data, source, problems)
+    except DatasetError as error:
+        if not origins:
+            raise
+        raise DatasetError(source, [_traced(p, data, origins) for p in error.problems]) from None
+
+
+def checked_dataset(
+    dataset: Dataset,
+    source: str,
+    problems: Sequence[Problem] = (),
+    origins: Mapping[str, str] | None = None,
+) -> Dataset:
+    """What every loader of a third-party format returns: its own located ``problems``
+    raised if there are any, else the dataset it built, through :func:`validated_dataset`
+    (loaders build models without validation for speed; nothing leaves unvalidated)."""
+    if problems:
+        raise DatasetError(source, problems)
+    return validated_dataset(dataset.model_dump(mode="json"), source, origins)
+
+
+_ITEM = re.compile(r"^(documents|queries)\[(\d+)\]")
+
+
+def _traced(problem: Problem, data: Any, origins: Mapping[str, str]) -> Problem:
+    """``problem`` located in the source the dataset was loaded from, when known."""
+    item_id: Any = None
+    if match := _ITEM.match(problem.location):
+        items = data.get(match.group(1)) if isinstance(data, dict) else None
+        index = int(match.group(2))
+        if isinstance(items, list) and index < len(items) and isinstance(items[index], dict):
+            item_id = items[index].get("id")
+    elif problem.location.startswith("qrels"):
+        item_id = problem.location.removeprefix("qrels.").split(".")[0]
+    origin = origins.get(item_id) if isinstance(item_id, str) else None
+    if origin is None:
+        return problem
+    return Problem(origin, f"{problem.message} (as {problem.location})")
 
 
 def cross_reference_problems(data: Any) -> Iterator[Problem]:
-    """Problems pydantic cannot see: duplicate ids, unknown ids in qrels, unknown tiers.
+    """Problems pydantic cannot see: duplicate ids, unknown ids in qrels, unknown tiers,
+    empty texts.
 
     Works on raw JSON, skipping parts that are structurally wrong (pydantic reports those).
     """
@@ -39,6 +87,8 @@ def cross_reference_problems(data: Any) -> Iterator[Problem]:
         return
     doc_ids = yield from _unique_ids(data.get("documents"), "documents")
     query_ids = yield from _unique_ids(data.get("queries"), "queries")
+    yield from _empty_texts(data.get("documents"), "documents")
+    yield from _empty_texts(data.get("queries"), "queries")
     yield from _tier_problems(data.get("documents"))
     yield from _group_problems(data, doc_ids, query_ids)
     unit_of = yield from _unit_problems(data, doc_ids)
@@ -138,27 +188,6 @@ def _unit_problems(
     return unit_of
 
 
-def check_references(
-    source: str,
-    documents: Sequence[Document],
-    queries: Sequence[Query],
-    qrels: Mapping[str, Mapping[str, int]],
-    problems: list[Problem],
-    units: Mapping[str, Sequence[str]] | None = None,
-) -> None:
-    """For loaders of other formats: the cross-reference checks of our own format on the
-    objects they built, added to the problems they found; raise when there are any."""
-    raw: dict[str, Any] = {
-        "documents": [{"id": document.id} for document in documents],
-        "queries": [{"id": query.id, "unit": query.unit} for query in queries],
-        "qrels": qrels,
-        "units": {unit: list(members) for unit, members in (units or {}).items()},
-    }
-    problems.extend(cross_reference_problems(raw))
-    if problems:
-        raise DatasetError(source, problems)
-
-
 def _unique_ids(items: Any, field: str) -> Generator[Problem, None, set[str] | None]:
     """Yield duplicate-id problems; return the set of ids (None when not a list)."""
     if not isinstance(items, list):
@@ -175,6 +204,16 @@ def _unique_ids(items: Any, field: str) -> Generator[Problem, None, set[str] | N
         else:
             first_seen[item_id] = index
     return set(first_seen)
+
+
+def _empty_texts(items: Any, field: str) -> Iterator[Problem]:
+    """A document or query whose text is empty or blank: nothing a system could match."""
+    if not isinstance(items, list):
+        return
+    for index, item in enumerate(items):
+        text = item.get("text") if isinstance(item, dict) else None
+        if isinstance(text, str) and not text.strip():
+            yield Problem(json_path([field, index, "text"]), "text is empty")
 
 
 def _tier_problems(documents: Any) -> Iterator[Problem]:

@@ -13,21 +13,29 @@ Rules (recorded in the dataset's ``metadata["loader"]``):
   ``abstention``, with no relevant memory, even though upstream lists answer sessions for
   them (the sessions the false premise was built from); LongMemEval's own retrieval
   evaluation skips them, recallbench scores them with the abstention measure instead.
+- Abstention questions are marked ``answerable: false``: ``false_surface`` counts them,
+  and only them.
 - Categories are the question types.
+- Input is checked before anything is built: a repeated ``question_id``, a session that is
+  not a list of ``{role, content}`` turns, ``haystack_dates`` or ``haystack_session_ids``
+  whose length differs from the sessions', or a session id whose content differs between
+  haystacks is a located error (``file: [i].haystack_sessions[j][k]``).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import JsonValue
 
-from recallbench.core import Dataset, DatasetError, Document, Problem, Query
+from recallbench.core import Dataset, Document, Problem, Query
+from recallbench.datasets._building import Building
 from recallbench.datasets._provenance import Provenance, read_json_list
 
-LOADER_VERSION = "1"
+LOADER_VERSION = "2"
 Granularity = Literal["session", "turn"]
 
 
@@ -38,6 +46,51 @@ def _when(text: Any) -> str | None:
         return datetime.strptime(f"{day} {clock.partition(') ')[2]}", "%Y/%m/%d %H:%M").isoformat()
     except ValueError:
         return None
+
+
+def _turns(session: Any, where: str, problems: list[Problem]) -> list[dict[str, Any]] | None:
+    """A session's turns, or None (and its problems) when it is not a list of turns."""
+    if not isinstance(session, list):
+        problems.append(Problem(where, f"expected a list of turns, got {_kind(session)}"))
+        return None
+    bad = [
+        Problem(f"{where}[{index}]", f'expected a turn {{"role", "content"}}, got {_kind(turn)}')
+        for index, turn in enumerate(session)
+        if not isinstance(turn, dict)
+        or not isinstance(turn.get("content"), str)
+        or not isinstance(turn.get("role"), str)
+    ]
+    problems.extend(bad)
+    return None if bad else session
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, dict):
+        return "an object without a string role and content"
+    return f"a {type(value).__name__}"
+
+
+def _lists(item: dict[str, Any], where: str, problems: list[Problem]) -> tuple[list[Any], ...]:
+    """An item's (session ids, sessions, dates), all of one length, or () with problems."""
+    ids, sessions = item.get("haystack_session_ids"), item.get("haystack_sessions")
+    dates = item.get("haystack_dates")
+    found = len(problems)
+    if not isinstance(sessions, list):
+        problems.append(Problem(f"{where}.haystack_sessions", "expected a list of sessions"))
+        return ()
+    for name, values in (("haystack_session_ids", ids), ("haystack_dates", dates)):
+        if values is None and name == "haystack_dates":
+            continue
+        if not isinstance(values, list) or len(values) != len(sessions):
+            count = len(values) if isinstance(values, list) else _kind(values)
+            message = f"expected a list of {len(sessions)} (one per session), got {count}"
+            problems.append(Problem(f"{where}.{name}", message))
+    if len(problems) > found:
+        return ()
+    assert isinstance(ids, list)
+    return ids, sessions, dates if isinstance(dates, list) else [None] * len(sessions)
 
 
 def load_longmemeval(path: Path, granularity: Granularity = "session") -> Dataset:
@@ -52,79 +105,75 @@ def load_longmemeval(path: Path, granularity: Granularity = "session") -> Datase
             "granularity": granularity,
             "units": "one per question (fresh store with its haystack)",
             "relevant": "answer_session_ids" if granularity == "session" else "has_answer turns",
-            "abstention": "_abs questions kept with no relevant memory, tagged 'abstention'",
+            "abstention": "_abs questions kept with no relevant memory, tagged 'abstention', "
+            "answerable: false",
             "categories": "question_type",
         },
     )
-    documents: dict[str, Document] = {}
-    queries: list[Query] = []
-    qrels: dict[str, dict[str, int]] = {}
-    units: dict[str, tuple[str, ...]] = {}
-    problems: list[Problem] = []
+    build = _Build(provenance, granularity=granularity)
     for index, item in enumerate(items):
-        where = f"$[{index}]"
-        try:
-            question_id = str(item["question_id"])
-            session_ids = [str(s) for s in item["haystack_session_ids"]]
-            sessions = item["haystack_sessions"]
-            dates = item.get("haystack_dates") or [None] * len(sessions)
-            if len(sessions) != len(session_ids) or not isinstance(item["question"], str):
-                raise ValueError
-        except (KeyError, TypeError, ValueError):
-            problems.append(
-                Problem(where, "expected question_id, question and matching haystack lists")
-            )
-            continue
+        build.item(f"[{index}]", item)
+    return build.dataset(
+        str(path),
+        {},
+        name=f"longmemeval-{path.stem.removeprefix('longmemeval_')}-{granularity}",
+        version=LOADER_VERSION,
+        description="LongMemEval: one chat history (haystack) per question",
+        license="MIT",
+    )
+
+
+@dataclass
+class _Build(Building):
+    """The dataset being built, question by question."""
+
+    granularity: Granularity = "session"
+    asked_at: dict[str, str] = field(default_factory=dict)
+    """Question id -> where it is."""
+    sessions: dict[str, tuple[str, list[tuple[str, str]]]] = field(default_factory=dict)
+    """Session id -> where first seen, its (role, content) turns: a session found in
+    several haystacks is one document only if its content is the same everywhere."""
+
+    def item(self, where: str, item: Any) -> None:
+        if not isinstance(item, dict):
+            self.problems.append(Problem(where, "expected an object (one question)"))
+            return
+        question_id, question = item.get("question_id"), item.get("question")
+        if not isinstance(question_id, str | int) or not isinstance(question, str):
+            message = "expected a question_id and a question (a string)"
+            self.problems.append(Problem(where, message))
+            return
+        question_id = str(question_id)
+        if question_id in self.asked_at:
+            first = self.asked_at[question_id]
+            message = f"duplicate question_id {question_id!r} (first at {first})"
+            self.problems.append(Problem(f"{where}.question_id", message))
+            return
+        self.asked_at[question_id] = self.origins[question_id] = where
+        lists = _lists(item, where, self.problems)
+        if not lists:
+            return
+        unit, relevant = self._haystack(where, *lists)
+        if self.granularity == "session":
+            in_unit = set(unit)
+            answers = item.get("answer_session_ids") or []
+            relevant = [str(s) for s in answers if str(s) in in_unit]
+        self.units[question_id] = tuple(unit)
         abstention = question_id.endswith("_abs")
-        unit: list[str] = []
-        relevant: list[str] = []
-        for session_id, turns, date in zip(session_ids, sessions, dates, strict=False):
-            metadata: dict[str, JsonValue] = {"session_id": session_id, "session_date": date}
-            when = _when(date)
-            if when:
-                metadata["created_at"] = when
-            if granularity == "session":
-                text = "\n".join(f"{t.get('role')}: {t.get('content')}" for t in turns)
-                documents.setdefault(
-                    session_id,
-                    Document.model_construct(
-                        id=session_id, text=text, title=None, metadata=metadata
-                    ),
-                )
-                unit.append(session_id)
-                continue
-            for number, turn in enumerate(turns):
-                doc_id = f"{session_id}:{number}"
-                documents.setdefault(
-                    doc_id,
-                    Document.model_construct(
-                        id=doc_id,
-                        text=str(turn.get("content", "")),
-                        title=None,
-                        metadata={**metadata, "role": turn.get("role")},
-                    ),
-                )
-                unit.append(doc_id)
-                if turn.get("has_answer") is True:
-                    relevant.append(doc_id)
-        if granularity == "session":
-            relevant = [str(s) for s in item.get("answer_session_ids") or [] if str(s) in unit]
-        units[question_id] = tuple(unit)
         if abstention:
             relevant = []
-            provenance.change(question_id, "flagged", "abstention: no relevant memory")
+            self.provenance.change(question_id, "flagged", "abstention: no relevant memory")
         elif not relevant:
-            provenance.change(question_id, "flagged", "no evidence at this granularity")
-        qrels[question_id] = dict.fromkeys(relevant, 1)
+            self.provenance.change(question_id, "flagged", "no evidence at this granularity")
+        self.qrels[question_id] = dict.fromkeys(relevant, 1)
         answer = item.get("answer")
-        queries.append(
+        self.queries.append(
             Query.model_construct(
                 id=question_id,
-                text=item["question"],
-                intent=None,
+                text=question,
                 category=str(item.get("question_type")),
-                session_id=None,
                 tags=("abstention",) if abstention else (),
+                answerable=not abstention,
                 unit=question_id,
                 metadata={
                     "answer": answer if isinstance(answer, str | int | float) else None,
@@ -132,18 +181,55 @@ def load_longmemeval(path: Path, granularity: Granularity = "session") -> Datase
                 },
             )
         )
-    if problems:
-        raise DatasetError(str(path), problems)
-    return Dataset.model_construct(
-        format="recallbench.dataset/v1",
-        name=f"longmemeval-{path.stem.removeprefix('longmemeval_')}-{granularity}",
-        version=LOADER_VERSION,
-        description="LongMemEval: one chat history (haystack) per question",
-        license="MIT",
-        relevance_threshold=1,
-        metadata={"loader": provenance.metadata()},
-        documents=tuple(documents.values()),
-        queries=tuple(queries),
-        qrels=qrels,
-        units=units,
-    )
+
+    def _haystack(
+        self, where: str, ids: list[Any], sessions: list[Any], dates: list[Any]
+    ) -> tuple[list[str], list[str]]:
+        """Add the haystack's documents; return the unit's ids and the has_answer turns."""
+        unit: list[str] = []
+        relevant: list[str] = []
+        seen: set[str] = set()
+        for number, (raw_id, session, date) in enumerate(zip(ids, sessions, dates, strict=True)):
+            at = f"{where}.haystack_sessions[{number}]"
+            turns = _turns(session, at, self.problems)
+            if turns is None or not self._same(str(raw_id), at, turns):
+                continue
+            session_id = str(raw_id)
+            if session_id in seen:
+                self.provenance.change(session_id, "dropped", f"{at}: repeated in its haystack")
+                continue
+            seen.add(session_id)
+            metadata: dict[str, JsonValue] = {"session_id": session_id, "session_date": date}
+            if when := _when(date):
+                metadata["created_at"] = when
+            if self.granularity == "session":
+                text = "\n".join(f"{t['role']}: {t['content']}" for t in turns)
+                self._add(session_id, text, metadata, at)
+                unit.append(session_id)
+                continue
+            for index, turn in enumerate(turns):
+                doc_id = f"{session_id}:{index}"
+                self._add(
+                    doc_id, turn["content"], {**metadata, "role": turn["role"]}, f"{at}[{index}]"
+                )
+                unit.append(doc_id)
+                if turn.get("has_answer") is True:
+                    relevant.append(doc_id)
+        return unit, relevant
+
+    def _same(self, session_id: str, at: str, turns: list[dict[str, Any]]) -> bool:
+        """Whether the session's content is the same as where it was first seen."""
+        content = [(turn["role"], turn["content"]) for turn in turns]
+        first = self.sessions.setdefault(session_id, (at, content))
+        if first[1] != content:
+            message = f"session {session_id!r} differs from its copy at {first[0]}"
+            self.problems.append(Problem(at, message))
+            return False
+        return True
+
+    def _add(self, doc_id: str, text: str, metadata: dict[str, JsonValue], at: str) -> None:
+        if doc_id not in self.documents:
+            self.documents[doc_id] = Document.model_construct(
+                id=doc_id, text=text, metadata=metadata
+            )
+            self.origins[doc_id] = at

@@ -41,7 +41,7 @@ from typing import Any
 from pydantic import JsonValue
 
 from recallbench.core import Dataset, DatasetError, Document, Problem, Query
-from recallbench.datasets._json_v1 import check_references
+from recallbench.datasets._json_v1 import checked_dataset
 from recallbench.datasets._provenance import Provenance, read_jsonl
 
 LANGUAGES = {"en": "en", "zh": "ch"}
@@ -268,8 +268,7 @@ def load_madial(path: Path, language: str = "en") -> Dataset:
     for document in documents:
         unit = memory_units[document.id]
         units[unit] = (*units.get(unit, ()), document.id)
-    check_references(str(path), documents, queries, qrels, problems, units)
-    return Dataset(
+    dataset = Dataset.model_construct(
         name=f"madial-bench-{language}",
         version="1",
         description="MADial-Bench: recall the memories a dialogue calls for "
@@ -282,3 +281,4 @@ def load_madial(path: Path, language: str = "en") -> Dataset:
         qrels=qrels,
         units=units,
     )
+    return checked_dataset(dataset, str(path), problems)

@@ -1,15 +1,14 @@
-"""SMART-format test collections from the Glasgow IR group: Cranfield 1400 and CISI.
+"""SMART-format test collections from the Glasgow IR group: Cranfield 1400, CISI, and any
+other collection in the same record grammar (MED, CACM, ADI, ...; see ``_smart_format``).
 
-A SMART file is a sequence of records. ``.I id`` starts a record; a line holding only a
-field marker (``.T`` title, ``.A`` author, ``.B`` biblio, ``.W`` text, ``.X`` cross
-references, ``.K`` keywords, ``.C`` classification) starts a field, whose content is every
-line up to the next marker. A field may repeat (CISI gives one ``.A`` per author).
-
-Rules, the same for both collections:
+Rules, the same for every collection:
 
 - a document's text is its ``.W`` field, its title the ``.T`` field (whitespace collapsed);
-  authors, biblio, keywords, classification and cross references go into metadata;
-- a query's text is its ``.W`` field; any other field goes into its metadata;
+  a record without ``.W`` (CACM has many) takes its title as its text; a record with
+  neither (Cranfield's 471 and 995, a trailing empty ``.I``) is dropped and recorded, with
+  any judgment naming it; the other fields go into metadata;
+- a query's text is its ``.W`` field (its title when it has none; dropped and recorded
+  when it has neither); any other field goes into its metadata;
 - a judgment naming a document or query that does not exist is dropped and recorded.
 
 Cranfield (``cran.all.1400``, ``cran.qry``, ``cranqrel``):
@@ -18,9 +17,7 @@ Cranfield (``cran.all.1400``, ``cran.qry``, ``cranqrel``):
   the n-th query in ``cran.qry`` is query ``n`` (its ``.I`` number is kept as metadata);
 - grades run backwards (Cleverdon: 1 = complete answer ... 4 = minimum interest) and ``-1``
   marks a reference of no interest: 1->3, 2->2, 3->1, 4->1, -1->0 (judged non-relevant),
-  with relevance threshold 1, so that nDCG gains grow with relevance;
-- two records (471 and 995) are empty; they are kept, as the collection has 1,400
-  documents, and flagged.
+  with relevance threshold 1, so that nDCG gains grow with relevance.
 
 CISI (``CISI.ALL``, ``CISI.QRY``, ``CISI.REL``):
 
@@ -28,31 +25,31 @@ CISI (``CISI.ALL``, ``CISI.QRY``, ``CISI.REL``):
   two columns are constant and carry no grade;
 - queries without judgments are dropped and recorded, as BEIR's loader keeps only the
   judged queries: an unjudged query can only score zero.
+
+Other collections (one documents file ``*.ALL``, one queries file ``*.QRY``/``*.QUE``/
+``query.text``, one judgments file ``*.REL``/``qrels.text``; names in any case):
+
+- ids are the ``.I`` numbers without leading zeros (``qrels.text`` writes ``01``);
+- a judgments file whose second column is always 0 is ``qid 0 docid grade`` (MED.REL, as
+  TREC qrels); otherwise each line names a relevant pair ``qid docid ...`` (CACM, ADI),
+  grade 1, the other columns ignored;
+- queries without judgments are dropped and recorded, as for CISI.
+
+NPL, TIME and LISA are not in this grammar (no ``.I`` records): ``smart:`` refuses them
+with a located error (Vaswani/NPL loads as ``trec:``).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import JsonValue
 
 from recallbench.core import Dataset, DatasetError, Document, Problem, Query
-from recallbench.datasets._json_v1 import check_references
+from recallbench.datasets._json_v1 import checked_dataset
 from recallbench.datasets._provenance import Provenance
-
-FIELDS = {
-    "T": "title",
-    "A": "authors",
-    "B": "biblio",
-    "W": "text",
-    "X": "cross_references",
-    "K": "keywords",
-    "C": "classification",
-}
-"""SMART field letters and the names they get here (``.I`` starts a record)."""
+from recallbench.datasets._smart_format import SmartRecord, read_lines, read_smart
 
 CRANFIELD_FILES = ("cran.all.1400", "cran.qry", "cranqrel")
 CISI_FILES = ("CISI.ALL", "CISI.QRY", "CISI.REL")
@@ -60,141 +57,23 @@ CISI_FILES = ("CISI.ALL", "CISI.QRY", "CISI.REL")
 CRANFIELD_GRADES = {1: 3, 2: 2, 3: 1, 4: 1, -1: 0}
 """Cleverdon's codes (1 best, 4 least, -1 no interest) as recallbench grades (3 best)."""
 
-_MARKER = re.compile(r"\.([A-Z])\s*")
+EMPTY_RECORDS = "records without .W take their title as text; with neither, dropped"
 
 
-@dataclass
-class SmartRecord:
-    """One ``.I`` record: its id, the line it starts on and its fields' raw lines."""
-
-    id: str
-    line: int
-    fields: dict[str, list[list[str]]] = field(default_factory=dict)
-    """Field letter -> one list of lines per occurrence of the field."""
-
-    def has(self, letter: str) -> bool:
-        return letter in self.fields
-
-    def block(self, letter: str) -> str:
-        """The field's lines as written (right-stripped), outer blank lines removed."""
-        return "\n".join(
-            "\n".join(line.rstrip() for line in lines) for lines in self.fields.get(letter, [])
-        ).strip()
-
-    def collapsed(self, letter: str) -> list[str]:
-        """Each non-empty occurrence of the field on one line, whitespace collapsed."""
-        values = (" ".join(" ".join(lines).split()) for lines in self.fields.get(letter, []))
-        return [value for value in values if value]
-
-    def extra_metadata(self, skip: tuple[str, ...]) -> dict[str, JsonValue]:
-        """Every field but ``skip`` under its name: authors and cross references as lists
-        (one entry per author, one per reference line), the others as one string."""
-        metadata: dict[str, JsonValue] = {}
-        for letter in self.fields:
-            if letter in skip:
-                continue
-            if letter == "A":
-                authors: list[JsonValue] = list(self.collapsed("A"))
-                if authors:
-                    metadata[FIELDS[letter]] = authors
-            elif letter == "X":
-                references: list[JsonValue] = [
-                    " ".join(line.split())
-                    for lines in self.fields["X"]
-                    for line in lines
-                    if line.strip()
-                ]
-                metadata[FIELDS[letter]] = references
-            elif value := "; ".join(self.collapsed(letter)):
-                metadata[FIELDS[letter]] = value
-        return metadata
-
-
-def _read_lines(path: Path, problems: list[Problem]) -> Iterator[tuple[int, str]]:
-    """(line number, line without its end) of a UTF-8 text file; CRLF and LF alike.
-
-    Decoded line by line, so that a bad byte is reported on its own line."""
-    try:
-        handle = path.open("rb")
-    except FileNotFoundError:
-        problems.append(Problem(str(path), "file not found"))
-        return
-    with handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                yield number, raw.decode("utf-8").rstrip("\r\n")
-            except UnicodeDecodeError as exc:
-                problems.append(Problem(f"{path}:{number}", f"not UTF-8 text: {exc.reason}"))
-
-
-def read_smart(path: Path, problems: list[Problem]) -> list[SmartRecord]:
-    """Every record of a SMART file; each malformed line is reported with its ``file:line``."""
-    records: list[SmartRecord] = []
-    seen: dict[str, int] = {}
-    current: SmartRecord | None = None
-    lines: list[str] | None = None  # the open field's lines
-    for number, line in _read_lines(path, problems):
-        if line.startswith(".I") and (len(line) == 2 or line[2].isspace()):
-            tokens = line.split()
-            lines = None
-            # a bad or repeated record is still opened, unlisted, so that its fields do
-            # not add a problem on every line
-            current = SmartRecord(tokens[1] if len(tokens) == 2 else "", number)
-            if len(tokens) != 2:
-                problems.append(Problem(f"{path}:{number}", "expected '.I <record id>'"))
-                continue
-            if tokens[1] in seen:
-                problems.append(
-                    Problem(
-                        f"{path}:{number}",
-                        f"record {tokens[1]!r} appears twice (first at line {seen[tokens[1]]})",
-                    )
-                )
-                continue
-            seen[tokens[1]] = number
-            records.append(current)
-        elif marker := _MARKER.fullmatch(line):
-            letter = marker.group(1)
-            if current is None:
-                problems.append(Problem(f"{path}:{number}", f"field .{letter} before any .I"))
-            elif letter not in FIELDS:
-                known = ", ".join(f".{name}" for name in FIELDS)
-                problems.append(
-                    Problem(f"{path}:{number}", f"unknown field .{letter} (known: .I, {known})")
-                )
-                lines = None
-            else:
-                lines = []
-                current.fields.setdefault(letter, []).append(lines)
-        elif lines is not None:
-            lines.append(line)
-        elif line.strip() and current is not None:
-            problems.append(
-                Problem(f"{path}:{number}", "text outside a field (expected a marker such as .W)")
-            )
-        elif line.strip():
-            problems.append(Problem(f"{path}:{number}", "text before the first .I record"))
-    if not records and path.exists():
-        problems.append(Problem(str(path), "no .I records: not a SMART file"))
-    return records
-
-
-def _require_text(path: Path, records: list[SmartRecord], problems: list[Problem]) -> None:
-    for record in records:
-        if not record.has("W"):
-            problems.append(Problem(f"{path}:{record.line}", f"record {record.id!r} has no .W"))
+def _text_and_title(record: SmartRecord) -> tuple[str, str | None]:
+    title = " ".join(record.collapsed("T")) or None
+    return record.block("W") or title or "", title
 
 
 def _documents(path: Path, provenance: Provenance, problems: list[Problem]) -> list[Document]:
-    records = read_smart(path, problems)
-    _require_text(path, records, problems)
     documents: list[Document] = []
-    for record in records:
-        text, title = record.block("W"), " ".join(record.collapsed("T")) or None
-        if not text and not title:
+    for record in read_smart(path, problems):
+        text, title = _text_and_title(record)
+        if not text:
             provenance.change(
-                record.id, "flagged", f"empty record in {path.name}: no title or text"
+                record.id, "dropped", f"empty record in {path.name}: no title or text"
             )
+            continue
         documents.append(
             Document.model_construct(
                 id=record.id, text=text, title=title, metadata=record.extra_metadata(("T", "W"))
@@ -204,18 +83,23 @@ def _documents(path: Path, provenance: Provenance, problems: list[Problem]) -> l
 
 
 def _queries(
-    path: Path, problems: list[Problem], query_id: Callable[[int, SmartRecord], str]
+    path: Path,
+    provenance: Provenance,
+    problems: list[Problem],
+    query_id: Callable[[int, SmartRecord], str],
 ) -> list[Query]:
     """Queries named by ``query_id(position, record)`` (position counts from 1); the
     record's own ``.I`` number is kept as metadata ``smart_id``."""
-    records = read_smart(path, problems)
-    _require_text(path, records, problems)
     queries: list[Query] = []
-    for position, record in enumerate(records, start=1):
+    for position, record in enumerate(read_smart(path, problems), start=1):
+        text, _ = _text_and_title(record)
+        if not text:
+            provenance.change(record.id, "dropped", f"empty query in {path.name}: no text")
+            continue
         metadata: dict[str, JsonValue] = {"smart_id": record.id}
         metadata.update(record.extra_metadata(("W",)))
         queries.append(
-            Query(id=query_id(position, record), text=record.block("W"), metadata=metadata)
+            Query.model_construct(id=query_id(position, record), text=text, metadata=metadata)
         )
     return queries
 
@@ -224,7 +108,7 @@ def _judgment_lines(
     path: Path, fields: int, problems: list[Problem]
 ) -> Iterator[tuple[int, str, str, int]]:
     """(line, query, document, first grade column) of a qrels file of ``fields`` columns."""
-    for number, line in _read_lines(path, problems):
+    for number, line in read_lines(path, problems):
         tokens = line.split()
         if not tokens:
             continue
@@ -285,11 +169,12 @@ def load_cranfield(path: Path) -> Dataset:
             "grade_scale": "Cleverdon: 1 complete answer, 2 high relevance, 3 useful, "
             "4 minimum interest; -1 reference of no interest, kept as judged non-relevant",
             "relevance_threshold": 1,
+            "empty_records": EMPTY_RECORDS,
         },
     )
     problems: list[Problem] = []
     documents = _documents(all_file, provenance, problems)
-    queries = _queries(qry_file, problems, lambda position, _: str(position))
+    queries = _queries(qry_file, provenance, problems, lambda position, _: str(position))
     known = ({query.id for query in queries}, {document.id for document in documents})
     qrels: dict[str, dict[str, int]] = {}
     for number, query_id, doc_id, code in _judgment_lines(rel_file, 3, problems):
@@ -325,28 +210,106 @@ def load_cisi(path: Path) -> Dataset:
             "always 0 0.000000)",
             "unjudged_queries": "dropped, as BEIR keeps only judged queries",
             "relevance_threshold": 1,
+            "empty_records": EMPTY_RECORDS,
         },
     )
     problems: list[Problem] = []
     documents = _documents(all_file, provenance, problems)
-    every_query = _queries(qry_file, problems, lambda _, record: record.id)
+    every_query = _queries(qry_file, provenance, problems, lambda _, record: record.id)
     known = ({query.id for query in every_query}, {document.id for document in documents})
     qrels: dict[str, dict[str, int]] = {}
     for number, query_id, doc_id, _ in _judgment_lines(rel_file, 4, problems):
         _add_judgment(
             qrels, (query_id, doc_id, 1), f"{rel_file}:{number}", known, provenance, problems
         )
-    queries = []
-    for query in every_query:
-        if query.id in qrels:
-            queries.append(query)
-        else:
-            provenance.change(query.id, "dropped", "no judgments in CISI.REL")
     return _dataset(
         path,
         "cisi",
         "CISI: library and information science abstracts and queries (binary judgments)",
-        (documents, queries, qrels),
+        (documents, _judged_only(every_query, qrels, rel_file, provenance), qrels),
+        provenance,
+        problems,
+    )
+
+
+def _judged_only(
+    queries: list[Query], qrels: dict[str, dict[str, int]], rel_file: Path, provenance: Provenance
+) -> list[Query]:
+    """The queries with judgments; the others are dropped and recorded."""
+    for query in queries:
+        if query.id not in qrels:
+            provenance.change(query.id, "dropped", f"no judgments in {rel_file.name}")
+    return [query for query in queries if query.id in qrels]
+
+
+def _number(record: SmartRecord) -> str:
+    """A record's id without leading zeros, as judgment files write it (``01`` is 1)."""
+    return str(int(record.id)) if record.id.isdigit() else record.id
+
+
+def _pairs(path: Path, problems: list[Problem]) -> tuple[str, list[tuple[str, str, str, int]]]:
+    """The layout of a generic judgments file and its (where, query, document, grade)."""
+    rows: list[tuple[str, list[str]]] = []
+    for number, line in read_lines(path, problems):
+        tokens = line.split()
+        if not tokens:
+            continue
+        where = f"{path}:{number}"
+        if len(tokens) < 2 or not all(token.lstrip("-").isdigit() for token in tokens[:2]):
+            problems.append(Problem(where, f"expected 'query document ...', got {line.strip()!r}"))
+            continue
+        rows.append((where, tokens))
+    trec = bool(rows) and all(len(tokens) == 4 and tokens[1] == "0" for _, tokens in rows)
+    judgments: list[tuple[str, str, str, int]] = []
+    for where, tokens in rows:
+        if not trec:
+            judgments.append((where, str(int(tokens[0])), str(int(tokens[1])), 1))
+        elif tokens[2].isdigit() and tokens[3].isdigit():
+            judgments.append((where, str(int(tokens[0])), str(int(tokens[2])), int(tokens[3])))
+        else:
+            problems.append(Problem(where, "expected 'query 0 document grade' (integers >= 0)"))
+    layout = "query 0 document grade (TREC qrels)" if trec else "query document ...: relevant"
+    return layout, judgments
+
+
+def load_smart_collection(path: Path, files: tuple[Path, Path, Path]) -> Dataset:
+    """Read a SMART collection other than Cranfield and CISI from its documents, queries
+    and judgments files (see the module docstring for the rules)."""
+    all_file, qry_file, rel_file = files
+    problems: list[Problem] = []
+    layout, pairs = _pairs(rel_file, problems)
+    provenance = Provenance(
+        loader="smart",
+        version="1",
+        source=path,
+        rules={
+            "files": [file.name for file in files],
+            "documents": f"{all_file.name}: text = .W, title = .T, other fields in metadata",
+            "query_text": f"the .W field of {qry_file.name}",
+            "ids": "the .I numbers without leading zeros",
+            "judgments": layout,
+            "unjudged_queries": "dropped, as BEIR keeps only judged queries",
+            "relevance_threshold": 1,
+            "empty_records": EMPTY_RECORDS,
+        },
+    )
+    documents = [
+        document.model_copy(update={"id": str(int(document.id))})
+        if document.id.isdigit()
+        else document
+        for document in _documents(all_file, provenance, problems)
+    ]
+    every_query = _queries(qry_file, provenance, problems, lambda _, record: _number(record))
+    known = ({query.id for query in every_query}, {document.id for document in documents})
+    qrels: dict[str, dict[str, int]] = {}
+    for where, query_id, doc_id, grade in pairs:
+        _add_judgment(qrels, (query_id, doc_id, grade), where, known, provenance, problems)
+    name = path.resolve().name.lower()
+    return _dataset(
+        path,
+        name,
+        f"{name}: a SMART test collection ({all_file.name}, {qry_file.name}, {rel_file.name})",
+        (documents, _judged_only(every_query, qrels, rel_file, provenance), qrels),
         provenance,
         problems,
     )
@@ -361,8 +324,7 @@ def _dataset(
     problems: list[Problem],
 ) -> Dataset:
     documents, queries, qrels = content
-    check_references(str(path), documents, queries, qrels, problems)
-    return Dataset(
+    dataset = Dataset.model_construct(
         name=name,
         version="1",
         description=description,
@@ -373,6 +335,30 @@ def _dataset(
         queries=tuple(queries),
         qrels=qrels,
     )
+    return checked_dataset(dataset, str(path), problems)
+
+
+def _generic_files(folder: Path) -> tuple[Path, Path, Path] | list[str]:
+    """The documents, queries and judgments files of a SMART collection folder, or what
+    is missing or ambiguous."""
+    kinds: dict[str, Callable[[str], bool]] = {
+        "documents (*.ALL)": lambda name: name.endswith(".all") or ".all." in name,
+        "queries (*.QRY, *.QUE, query.text)": lambda name: (
+            name.endswith((".qry", ".que")) or name == "query.text"
+        ),
+        "judgments (*.REL, qrels.text)": lambda name: name.endswith(".rel") or name == "qrels.text",
+    }
+    entries = sorted(entry for entry in folder.iterdir() if entry.is_file())
+    found: list[Path] = []
+    trouble: list[str] = []
+    for label, matches in kinds.items():
+        hits = [entry for entry in entries if matches(entry.name.lower())]
+        if len(hits) == 1:
+            found.append(hits[0])
+        else:
+            names = ", ".join(entry.name for entry in hits)
+            trouble.append(f"{label}: {'none' if not hits else 'several: ' + names}")
+    return trouble if trouble else (found[0], found[1], found[2])
 
 
 def smart_collection(path: Path) -> str | None:
@@ -388,7 +374,8 @@ def smart_collection(path: Path) -> str | None:
 
 
 def load_smart(path: Path) -> Dataset:
-    """Read a SMART collection folder, Cranfield or CISI, told apart by its file names.
+    """Read a SMART collection folder: Cranfield and CISI by their file names, any other
+    by its ``*.ALL``, ``*.QRY`` and ``*.REL`` files (see the module docstring).
 
     A path to one of the collection's files stands for its folder.
     """
@@ -400,10 +387,8 @@ def load_smart(path: Path) -> Dataset:
         return load_cisi(folder)
     if not folder.is_dir():
         raise DatasetError(str(path), [Problem(str(path), "folder not found")])
-    names = {entry.name for entry in folder.iterdir()}
-    missing = [
-        f"{label} needs {', '.join(name for name in files if name not in names)}"
-        for label, files in (("Cranfield", CRANFIELD_FILES), ("CISI", CISI_FILES))
-    ]
-    message = "not a SMART collection folder: " + "; ".join(missing)
+    files = _generic_files(folder)
+    if isinstance(files, tuple):
+        return load_smart_collection(folder, files)
+    message = "not a SMART collection folder: " + "; ".join(files)
     raise DatasetError(str(path), [Problem(str(folder), message)])

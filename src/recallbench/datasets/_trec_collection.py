@@ -36,7 +36,7 @@ from pathlib import Path
 from pydantic import JsonValue
 
 from recallbench.core import Dataset, DatasetError, Document, Problem, Query
-from recallbench.datasets._json_v1 import check_references
+from recallbench.datasets._json_v1 import checked_dataset
 from recallbench.datasets._provenance import Provenance
 from recallbench.datasets._trec import read_trec_qrels
 
@@ -331,8 +331,7 @@ def load_trec_collection(path: Path) -> Dataset:
             queries.append(query)
         else:
             provenance.change(query.id, "dropped", f"no judgments in {qrels_file.name}")
-    check_references(str(path), documents, queries, qrels, problems)
-    return Dataset(
+    dataset = Dataset.model_construct(
         name=path.resolve().name,
         version="1",
         description=f"TREC collection: {len(documents)} documents, {len(queries)} topics",
@@ -342,3 +341,4 @@ def load_trec_collection(path: Path) -> Dataset:
         queries=tuple(queries),
         qrels=qrels,
     )
+    return checked_dataset(dataset, str(path), problems)
