@@ -73,6 +73,10 @@ def test_bad_input_exits_2_with_the_place(tmp_path: Path) -> None:
     assert unknown.exit_code == 2 and "supported:" in unknown.output
     missing = CliRunner().invoke(main, ["evaluate", str(tmp_path / "nope"), str(run)])
     assert missing.exit_code == 2 and "file not found" in missing.output
+    negative = CliRunner().invoke(main, ["evaluate", "-l", "-1", str(qrels), str(run)])
+    assert negative.exit_code == 2 and "-l" in negative.output
+    repeated = CliRunner().invoke(main, ["evaluate", "-m", "P.5,5", str(qrels), str(run)])
+    assert repeated.exit_code == 2 and "duplicate cutoffs" in repeated.output
 
 
 QRELS = {"q1": {"a": 2, "b": 0, "c": 1}, "q2": {"x": 1}}

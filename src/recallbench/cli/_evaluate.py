@@ -46,10 +46,12 @@ Examples:
 @click.option(
     "-l",
     "level",
-    type=int,
+    # trec_eval takes a negative level too, and then counts documents absent from the qrels
+    # as relevant; refused rather than reproduced.
+    type=click.IntRange(min=0),
     default=1,
     show_default=True,
-    help="Relevance level: grade >= LEVEL is relevant.",
+    help="Relevance level: grade >= LEVEL is relevant (0 or more).",
 )
 @click.option(
     "-M",
