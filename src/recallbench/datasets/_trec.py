@@ -1,27 +1,25 @@
-"""TREC qrels and run files, as trec_eval reads them.
+"""TREC qrels and run files, as trec_eval 10.0 reads them.
 
-qrels: ``query iteration document grade`` (whitespace separated).
-run:   ``query Q0 document rank score tag [anything]``; trec_eval ignores the rank column
-and orders by score descending, ties broken by document id descending (string compare).
-Lines whose first character (after blanks) is ``#`` are comments. Document ids may contain
-``#`` (trec_eval's own test files have them).
+qrels: ``query iteration document grade``; run: ``query Q0 document rank score tag``.
+trec_eval ignores the rank column and orders by score descending, ties broken by document
+id descending (byte-wise). The rules (whitespace, comments, fields, numbers, duplicates, the
+run's tag, queries missing from the run) are written in :mod:`._trec_lines`, the exact line
+reader; :mod:`._fast_read` is Arrow's CSV reader for large files, which reads only files it
+reads identically and otherwise steps aside to the line reader. Either way the same bytes
+give the same judgments and rankings, or the same located errors.
 """
 
 from __future__ import annotations
 
-import math
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from itertools import pairwise
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
-from recallbench.core._errors import DatasetError, Problem, RunFileError
-
-if TYPE_CHECKING:
-    from recallbench.core import Run
 from recallbench.core._columns import (
     QrelsColumns,
     RunColumns,
@@ -34,117 +32,69 @@ from recallbench.datasets._fast_read import (
     QRELS_COLUMNS,
     RUN_COLUMNS,
     encode_queries,
-    first_tag,
     index_queries,
+    last_line,
     read_columns_fast,
+    unique_pairs,
+)
+from recallbench.datasets._trec_lines import (
+    GRADE,
+    MAX_PROBLEMS,
+    parse_qrels_lines,
+    parse_run_lines,
 )
 
-MAX_PROBLEMS = 50
-"""Stop collecting problems after this many: a wrong file would otherwise print millions."""
+if TYPE_CHECKING:
+    from recallbench.core import Run
+
+__all__ = ["MAX_PROBLEMS", "SMALL_FILE", "is_small"]
 
 
-def _lines(path: Path) -> Iterator[tuple[int, list[str]]]:
-    """(line number, fields) of every non-blank, non-comment line."""
+def _distinct_pairs(fast: Any) -> tuple[tuple[str, ...], npt.NDArray[np.int32]] | None:
+    """The query ids and each row's index, None when a query id starts with ``#`` (a
+    comment line the line reader skips) or a (query, document) pair may repeat (the line
+    reader then names both lines)."""
+    query_names, query = encode_queries(fast.column("query"))
+    if any(name.startswith("#") for name in query_names):
+        return None
+    if not unique_pairs(query, fast.column("doc")):
+        return None
+    return query_names, query
+
+
+def _fast_qrels(path: Path) -> QrelsColumns | None:
+    """The qrels read by Arrow, None when the line reader must read them."""
+    fast = read_columns_fast(
+        path, QRELS_COLUMNS, {"query": "string", "doc": "string", "grade": "string"}
+    )
+    if fast is None or not fast.num_rows:
+        return None
+    pc = arrow().compute
+    text = fast.column("grade")
+    if not pc.all(pc.match_substring_regex(text, "^" + GRADE.pattern.decode() + "$")).as_py():
+        return None  # a grade atol reads only in part: the line reader refuses it
     try:
-        handle = path.open(encoding="utf-8")
-    except FileNotFoundError:
-        raise DatasetError(str(path), [Problem("", "file not found")]) from None
-    with handle:
-        for number, line in enumerate(handle, start=1):
-            fields = line.split()
-            if fields and not fields[0].startswith("#"):
-                yield number, fields
-
-
-class _Collector:
-    def __init__(self, path: Path, error: type[DatasetError]) -> None:
-        self.path, self.error, self.problems = path, error, list[Problem]()
-
-    def add(self, line: int, message: str) -> None:
-        if len(self.problems) == MAX_PROBLEMS:
-            self.raise_if_any()
-        self.problems.append(Problem(f"{self.path}:{line}", message))
-
-    def raise_if_any(self) -> None:
-        if self.problems:
-            more = " (stopped here)" if len(self.problems) >= MAX_PROBLEMS else ""
-            raise self.error(str(self.path) + more, self.problems)
-
-
-def _parse_qrels_lines(path: Path) -> tuple[list[str], list[str], list[int]]:
-    """The exact reader: every malformed line is reported with its ``file:line``."""
-    queries: list[str] = []
-    docs: list[str] = []
-    grades: list[int] = []
-    seen: dict[tuple[str, str], int] = {}
-    problems = _Collector(path, DatasetError)
-    for number, fields in _lines(path):
-        if len(fields) != 4:
-            problems.add(
-                number, f"expected 4 fields (query iter document grade), got {len(fields)}"
-            )
-            continue
-        query_id, _, doc_id, grade_text = fields
-        try:
-            grade = int(grade_text)
-        except ValueError:
-            problems.add(number, f"grade must be an integer, got {grade_text!r}")
-            continue
-        previous = seen.setdefault((query_id, doc_id), grade)
-        if previous != grade:
-            problems.add(number, f"document {doc_id!r} judged twice for query {query_id!r}")
-        queries.append(query_id)
-        docs.append(doc_id)
-        grades.append(grade)
-    problems.raise_if_any()
-    return queries, docs, grades
-
-
-def _parse_run_lines(path: Path) -> tuple[list[str], list[str], list[float], str]:
-    """The exact reader: every malformed line is reported with its ``file:line``."""
-    queries: list[str] = []
-    docs: list[str] = []
-    scores: list[float] = []
-    tag = ""
-    problems = _Collector(path, RunFileError)
-    for number, fields in _lines(path):
-        if len(fields) < 6:
-            problems.add(
-                number, f"expected 6 fields (query Q0 document rank score tag), got {len(fields)}"
-            )
-            continue
-        try:
-            score = float(fields[4])
-        except ValueError:
-            problems.add(number, f"score must be a number, got {fields[4]!r}")
-            continue
-        if math.isnan(score):
-            problems.add(number, "score must be a number, got NaN")
-            continue
-        queries.append(fields[0])
-        docs.append(fields[2])
-        scores.append(score)
-        tag = tag or fields[5]
-    problems.raise_if_any()
-    return queries, docs, scores, tag or path.stem
+        grade = as_numpy(pc.cast(text, arrow().int64()).combine_chunks())
+    except (arrow().ArrowInvalid, ValueError):
+        return None  # out of range
+    encoded = _distinct_pairs(fast)
+    if encoded is None:
+        return None
+    query_names, query = encoded
+    docs = fast.column("doc")
+    doc_names = docs.combine_chunks() if hasattr(docs, "combine_chunks") else docs
+    del fast, text
+    release_arrow_memory()
+    return QrelsColumns(query_names, query, doc_names, None, grade)
 
 
 def read_qrels_columns(path: Path) -> QrelsColumns:
-    """Read a qrels file as columns: Arrow's multi-threaded CSV reader for plain
-    single-space or single-tab files, the exact line reader for anything else (comments,
-    ragged whitespace) and to locate every problem when the fast read finds one."""
-    types = {"query": "string", "doc": "string", "grade": "int64"}
-    fast = read_columns_fast(path, QRELS_COLUMNS, types)
+    """Read a qrels file as columns: Arrow's multi-threaded CSV reader for plain files, the
+    exact line reader for anything else and to locate every problem."""
+    fast = _fast_qrels(path)
     if fast is not None:
-        query_names, query = encode_queries(fast.column("query"))
-        docs = fast.column("doc")
-        doc_names = docs.combine_chunks() if hasattr(docs, "combine_chunks") else docs
-        grade = as_numpy(fast.column("grade")).astype(np.int64, copy=False)
-        del fast
-        release_arrow_memory()
-        if query_names is not None:  # conflicting grades are refused by the join
-            return QrelsColumns(query_names, query, doc_names, None, grade)
-    queries, docs, grades = _parse_qrels_lines(path)
+        return fast
+    queries, docs, grades = parse_qrels_lines(path)
     query_names, query_index = index_queries(queries)
     distinct_docs, doc_index = index_queries(docs)
     names = arrow().array(distinct_docs, type=arrow().string())
@@ -152,27 +102,47 @@ def read_qrels_columns(path: Path) -> QrelsColumns:
     return QrelsColumns(query_names, query_index, names, doc_index, grade)
 
 
+def _fast_run(path: Path) -> RunColumns | None:
+    """The run read by Arrow, None when the line reader must read it."""
+    types = {"query": "string", "doc": "string", "score": "float64"}
+    fast = read_columns_fast(path, RUN_COLUMNS, types)
+    if fast is None or not fast.num_rows:
+        return None
+    tag = last_line(path).split()[5]
+    try:
+        tag_text = tag.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    # Arrow reads nan, inf and null markers, which the line reader refuses; every other
+    # token it reads is a decimal the line reader reads to the same double (both round
+    # correctly)
+    score = as_numpy(fast.column("score"), null=0)
+    if fast.column("score").null_count or not np.isfinite(score).all():
+        return None
+    encoded = _distinct_pairs(fast)
+    if encoded is None:
+        return None
+    query_names, query = encoded
+    doc = fast.column("doc")
+    del fast
+    release_arrow_memory()
+    return RunColumns(query_names, query, doc, score, tag_text)
+
+
 def read_run_columns(path: Path) -> RunColumns:
     """Read a run file as columns (see :func:`read_qrels_columns` for the two readers)."""
-    fast = read_columns_fast(
-        path, RUN_COLUMNS, {"query": "string", "doc": "string", "score": "float64"}
-    )
+    fast = _fast_run(path)
     if fast is not None:
-        query_names, query = encode_queries(fast.column("query"))
-        score = as_numpy(fast.column("score"))
-        doc = fast.column("doc")
-        del fast
-        release_arrow_memory()
-        if query_names is not None and not np.isnan(score).any():
-            return RunColumns(query_names, query, doc, score, first_tag(path))
-    queries, docs, scores, tag = _parse_run_lines(path)
+        return fast
+    queries, docs, scores, tag = parse_run_lines(path)
     names, index = index_queries(queries)
     doc = arrow().array(docs, type=arrow().string())
     return RunColumns(names, index, doc, np.array(scores, dtype=np.float64), tag)
 
 
 SMALL_FILE = 8 << 20
-"""Below this size the exact line reader is faster than importing and running Arrow."""
+"""Below this size the exact line reader is faster than importing and running Arrow. Both
+readers read the same; tests set it to 0 (or a large number) to force one of them."""
 
 
 def is_small(path: Path) -> bool:
@@ -187,7 +157,7 @@ def read_trec_qrels(path: Path) -> dict[str, dict[str, int]]:
     if not is_small(path):
         return read_qrels_columns(path).to_dict()
     qrels: dict[str, dict[str, int]] = {}
-    for query_id, doc_id, grade in zip(*_parse_qrels_lines(path), strict=True):
+    for query_id, doc_id, grade in zip(*parse_qrels_lines(path), strict=True):
         qrels.setdefault(query_id, {})[doc_id] = grade
     return qrels
 
@@ -195,7 +165,7 @@ def read_trec_qrels(path: Path) -> dict[str, dict[str, int]]:
 def _ranked(path: Path) -> tuple[dict[str, list[tuple[float, str]]], str]:
     """Each query's (score, document) pairs in trec_eval's order, and the run's tag."""
     if is_small(path):
-        queries, docs, scores, tag = _parse_run_lines(path)
+        queries, docs, scores, tag = parse_run_lines(path)
     else:
         columns = read_run_columns(path)
         names = columns.query_names
@@ -211,7 +181,7 @@ def _ranked(path: Path) -> tuple[dict[str, list[tuple[float, str]]], str]:
 
 def read_trec_rankings(path: Path) -> tuple[dict[str, list[str]], str]:
     """A run file's rankings in trec_eval's order (score descending, then document id
-    descending), and the run's tag (from its first line, as trec_eval)."""
+    descending), and the run's tag (from its last line, as trec_eval)."""
     ranked, tag = _ranked(path)
     return {query_id: [doc for _, doc in pairs] for query_id, pairs in ranked.items()}, tag
 
