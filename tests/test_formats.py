@@ -105,5 +105,11 @@ def test_beir_errors_are_located(tmp_path: Path) -> None:
     with pytest.raises(DatasetError) as caught:
         load_beir(tmp_path)
     messages = [str(p) for p in caught.value.problems]
-    assert f"{tmp_path / 'corpus.jsonl'}:2: invalid JSON: Expecting value" in messages
-    assert 'qrels.q1.d2: unknown document "d2"' in messages
+    # a source that does not parse is refused before cross-references are checked: the
+    # documents of a broken line would show up as false "unknown document" problems
+    assert messages == [f"{tmp_path / 'corpus.jsonl'}:2: invalid JSON: Expecting value"]
+    (tmp_path / "corpus.jsonl").write_text('{"_id": "d1", "text": "x"}\n')
+    with pytest.raises(DatasetError) as caught:
+        load_beir(tmp_path)
+    messages = [str(p) for p in caught.value.problems]
+    assert messages == ['qrels.q1.d2: unknown document "d2"']
