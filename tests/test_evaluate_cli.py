@@ -142,3 +142,20 @@ def test_run_and_evaluate_agree_on_the_bundled_dataset(tmp_path: Path) -> None:
             )
             compared += 1
     assert compared >= 400
+
+
+@pytest.mark.parametrize("run_text", ["", "q9 Q0 d1 1 1.0 t\n"])
+def test_a_run_sharing_no_query_with_the_qrels_is_refused(tmp_path: Path, run_text: str) -> None:
+    """trec_eval stops (exit 7) rather than print means of nothing; so does evaluate,
+    with a located message and exit 2, never a table of -nan."""
+    (tmp_path / "qrels").write_text("q1 0 d1 1\n")
+    (tmp_path / "run").write_text(run_text)
+    result = CliRunner().invoke(main, ["evaluate", str(tmp_path / "qrels"), str(tmp_path / "run")])
+    assert result.exit_code == 2
+    assert f"{tmp_path / 'run'}: 1 problem" in result.output
+    assert "no query of the run is judged" in result.output and "nan" not in result.output
+    # with -c the judged query scores 0, as in trec_eval
+    complete = CliRunner().invoke(
+        main, ["evaluate", "-c", "-m", "map", str(tmp_path / "qrels"), str(tmp_path / "run")]
+    )
+    assert complete.exit_code == 0 and "map                   \tall\t0.0000" in complete.output

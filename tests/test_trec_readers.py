@@ -243,3 +243,17 @@ def test_plain_files_are_read_by_the_fast_path(tmp_path: Path) -> None:
     assert columns is not None
     assert columns.tag == "b"
     assert read_run_columns(run).score.tolist() == [0.25, 0.001]
+
+
+def test_a_document_returned_twice_is_written_once_at_its_first_rank(tmp_path: Path) -> None:
+    """A system may return a memory twice; it is scored once at its first rank, so the TREC
+    file says exactly that and reads back (a reader refuses a document twice)."""
+    from recallbench.core import Hit, QueryResult, Run, RunSpec
+    from recallbench.datasets import read_trec_run, write_trec_run
+
+    hits = (Hit(doc_id="a", score=1e-5), Hit(doc_id="b", score=3e-6), Hit(doc_id="a", score=0.0))
+    run = Run(spec=RunSpec(system="s"), results=(QueryResult(query_id="q1", hits=hits),))
+    write_trec_run(run, tmp_path / "run")
+    assert (tmp_path / "run").read_text() == "q1 Q0 a 1 1e-05 s\nq1 Q0 b 2 3e-06 s\n"
+    back = read_trec_run(tmp_path / "run")
+    assert [(h.doc_id, h.score) for h in back.results[0].hits] == [("a", 1e-5), ("b", 3e-6)]

@@ -216,15 +216,19 @@ def format_trec_run(run: Run, tag: str | None = None) -> str:
 
     When a query's scores are missing or not strictly decreasing, trec_eval would reorder its
     hits; those queries are written with descending synthetic scores (n, n-1, ..., 1) instead.
+    A document returned twice is written once, at its first rank: that is how it is scored
+    (DESIGN §4), and trec_eval refuses a document twice in one ranking.
     """
     tag = tag or run.spec.system.replace(" ", "_") or "recallbench"
     lines: list[str] = []
     for result in run.results:
-        scores = [hit.score for hit in result.hits]
+        firsts = {hit.doc_id: hit for hit in reversed(result.hits)}  # the first rank wins
+        hits = [hit for hit in result.hits if firsts[hit.doc_id] is hit]
+        scores = [hit.score for hit in hits]
         known = [score for score in scores if score is not None]
         keep = len(known) == len(scores) and all(a > b for a, b in pairwise(known))
-        count = len(result.hits)
-        for index, hit in enumerate(result.hits):
+        count = len(hits)
+        for index, hit in enumerate(hits):
             score = hit.score if keep else float(count - index)
             lines.append(f"{result.query_id} Q0 {hit.doc_id} {index + 1} {score!r} {tag}\n")
     return "".join(lines)

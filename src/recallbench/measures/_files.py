@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from recallbench.core import Problem, RunFileError
 from recallbench.datasets._trec import is_small, read_trec_qrels, read_trec_rankings
 from recallbench.measures._evaluate import Evaluation
 from recallbench.measures._measure import Measure
@@ -16,7 +17,28 @@ from recallbench.measures._trec_eval import TrecOptions, evaluate_trec, evaluate
 def evaluate_files(
     qrels: Path, run: Path, measures: Sequence[Measure], options: TrecOptions
 ) -> tuple[Evaluation, str]:
-    """The evaluation of ``run`` against ``qrels`` as trec_eval, and the run's tag."""
+    """The evaluation of ``run`` against ``qrels`` as trec_eval, and the run's tag.
+
+    Raises RunFileError when no query has both judgments and results (without ``-c``):
+    trec_eval stops there too (exit 7) rather than print means of nothing."""
+    evaluation, tag = _evaluate_files(qrels, run, measures, options)
+    if not evaluation.query_ids:
+        raise RunFileError(
+            str(run),
+            [
+                Problem(
+                    "",
+                    f"no query of the run is judged in {qrels}: nothing to evaluate "
+                    "(compare the query ids; -c scores the judged queries the run lacks as 0)",
+                )
+            ],
+        )
+    return evaluation, tag
+
+
+def _evaluate_files(
+    qrels: Path, run: Path, measures: Sequence[Measure], options: TrecOptions
+) -> tuple[Evaluation, str]:
     if is_small(qrels) and is_small(run):
         rankings, tag = read_trec_rankings(run)
         return evaluate_trec(read_trec_qrels(qrels), rankings, measures, options), tag
