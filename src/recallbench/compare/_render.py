@@ -60,8 +60,9 @@ def raw_adjusted(raw: float | None, adjusted: float | None, digits: int = 4) -> 
 
 
 def _main_cells(row: PairedComparison, digits: int = 4, compact: bool = False) -> list[str]:
-    """Cells of the main table; ``compact`` (the terminal) shows the raw p of the verdict's
-    test only, beside its adjusted one, and the adjusted p of t and Wilcoxon."""
+    """Cells of the main table; ``compact`` (the terminal, 120 columns) shows the raw and
+    the adjusted p of the verdict's test in two columns, and the adjusted p of t and
+    Wilcoxon (the legend says so)."""
     adjusted = row.p_adjusted
     missing = NOT_AVAILABLE if row.not_available else "–"
 
@@ -75,7 +76,11 @@ def _main_cells(row: PairedComparison, digits: int = 4, compact: bool = False) -
         plain(row.mean_system, digits),
         f"{signed(row.delta, digits)} {stars(adjusted['randomisation'])}".rstrip(),
         interval(row, digits),
-        raw_adjusted(row.p_randomisation, adjusted["randomisation"], digits),
+        *(
+            (pvalue(row.p_randomisation, digits), pvalue(adjusted["randomisation"], digits))
+            if compact
+            else (raw_adjusted(row.p_randomisation, adjusted["randomisation"], digits),)
+        ),
         both(row.p_t, adjusted["t"]) if row.p_t is not None else missing,
         both(row.p_wilcoxon, adjusted["wilcoxon"]),
         missing if row.effect_size is None else signed(row.effect_size, 2),
@@ -86,7 +91,8 @@ def _main_cells(row: PairedComparison, digits: int = 4, compact: bool = False) -
 
 def main_header(rows: Sequence[PairedComparison], compact: bool = False) -> list[str]:
     """Column names; the interval's level is the family's (simultaneous when corrected)."""
-    tests = ("p t adj.", "p W adj.") if compact else ("p t raw/adj.", "p W raw/adj.")
+    tests = ("p t", "p W") if compact else ("p t raw/adj.", "p W raw/adj.")
+    randomisation = ("p rand.", "adj.") if compact else ("p rand. raw/adj.",)
     level = next((row.ci_level for row in rows if row.ci_level is not None), None)
     shown = "CI" if level is None else f"{level * 100:.4g}% CI"
     return [
@@ -96,7 +102,7 @@ def main_header(rows: Sequence[PairedComparison], compact: bool = False) -> list
         "system",
         "Δ",
         shown,
-        "p rand. raw/adj.",
+        *randomisation,
         *tests,
         "d_z",
         "W/T/L",
@@ -166,15 +172,21 @@ def _unsure(row: PairedComparison, alpha: float) -> str:
     return f"{row.measure} ({signed(row.delta)}{detectable})"
 
 
-def _legend(comparison: Comparison) -> str:
+def _legend(comparison: Comparison, compact: bool = False) -> str:
     s = comparison.settings
+    p_words = (
+        f"p rand. / adj.: raw / {CORRECTION_NAMES[s.correction]}-adjusted over the table;"
+        " p t, p W: adjusted —"
+        if compact
+        else f"p: raw / {CORRECTION_NAMES[s.correction]}-adjusted over the table —"
+    )
     return " ".join(
         [
             "n: paired queries the measure counts (e.g. those with relevant judgments).",
             "Δ = system − baseline.",
             _interval_words(comparison),
             f"paired bootstrap ({s.interval}, {s.resamples:,} resamples, seed {s.seed}).",
-            f"p: raw / {CORRECTION_NAMES[s.correction]}-adjusted over the table —",
+            p_words,
             "randomisation test (marks from the adjusted p: * <0.05, ** <0.01, *** <0.001),",
             "paired t, Wilcoxon (exact at small n, ties included).",
             "Holm can reject where a Bonferroni-level interval still covers 0: it is the",
@@ -281,6 +293,7 @@ def render_comparison(comparison: Comparison, console: Console) -> None:
             box=box.SIMPLE_HEAD,
             pad_edge=False,
             collapse_padding=True,
+            show_edge=False,  # the two edge columns are what 120 columns lack
         )
         for index, name in enumerate(main_header(rows, compact=True)):
             table.add_column(name, justify="left" if index == 0 else "right", no_wrap=True)
@@ -289,7 +302,7 @@ def render_comparison(comparison: Comparison, console: Console) -> None:
                 *map(escape, _main_cells(row, 3, compact=True)), style=STYLES[row.verdict]
             )
         console.print(table)
-    console.print(escape(_legend(comparison)), style="dim", highlight=False)
+    console.print(escape(_legend(comparison, compact=True)), style="dim", highlight=False)
     for line in summary_lines(comparison):
         console.print(escape(line), highlight=False)
     measures = [m.name for m in comparison.measures][:TERMINAL_MEASURES]
