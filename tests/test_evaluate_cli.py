@@ -159,3 +159,17 @@ def test_a_run_sharing_no_query_with_the_qrels_is_refused(tmp_path: Path, run_te
         main, ["evaluate", "-c", "-m", "map", str(tmp_path / "qrels"), str(tmp_path / "run")]
     )
     assert complete.exit_code == 0 and "map                   \tall\t0.0000" in complete.output
+
+
+def test_json_output_writes_trec_evals_nan_as_null(tmp_path: Path) -> None:
+    """-J can leave a ranking empty; trec_eval prints -nan for its interpolated precision.
+    JSON has no NaN: the value is null, and the document parses as strict JSON."""
+    (tmp_path / "qrels").write_text("q1 0 a 1\nq2 0 b 1\n")
+    (tmp_path / "run").write_text("q1 Q0 x 1 3 t\nq2 Q0 b 1 1 t\n")
+    flags = ["-J", "-q", "--format", "json", "-m", "iprec_at_recall.0"]
+    text = evaluate_cli(*flags, str(tmp_path / "qrels"), str(tmp_path / "run"))
+    document = json.loads(text, parse_constant=lambda name: pytest.fail(f"not JSON: {name}"))
+    values = document["values"]
+    assert values["q1"]["iprec_at_recall_0.00"] is None
+    assert values["q2"]["iprec_at_recall_0.00"] == 1.0
+    assert values["all"]["iprec_at_recall_0.00"] is None

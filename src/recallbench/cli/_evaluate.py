@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 
@@ -15,6 +16,14 @@ from recallbench.cli._errors import reports_errors, warn
     epilog="""\b
 Measures take trec_eval's names (P.5,10  ndcg_cut.10  recip_rank  map_cut.100  official
 all_trec) or recallbench's (P@5  ndcg@10  mrr@10  map@100). Default: official.
+\b
+Output is trec_eval 10.0's, byte for byte; files are read as it reads them, whatever their
+size. Refused with file:line (exit 2) rather than read differently: a score or grade that
+C's atof/atol would read only in part (1_000, fullwidth digits, 0x1p3, nan, inf, a grade
+1.5), a document judged twice or returned twice for a query, bytes that are not UTF-8, and
+a run sharing no query with the qrels. A judged query missing from the run is ignored
+unless -c (trec_eval 9's behaviour; trec_eval 10.0 stops with exit 4); with -c it scores
+0. In --format json, trec_eval's -nan is null.
 \b
 Examples:
   recallbench evaluate qrels.txt run.txt
@@ -61,7 +70,10 @@ Examples:
     help="Use only the first N documents of each ranking.",
 )
 @click.option(
-    "-J", "--judged-only", is_flag=True, help="Remove unjudged documents from the rankings first."
+    "-J",
+    "--judged-only",
+    is_flag=True,
+    help="Keep only judged documents (grade 0 or more), after -M.",
 )
 @click.option(
     "--format",
@@ -112,7 +124,7 @@ def evaluate(
         for label, qid, value in lines:
             click.echo(f"{label},{json.dumps(qid) if ',' in qid else qid},{value}")
     else:
-        document: dict[str, dict[str, str | float]] = {}
+        document: dict[str, dict[str, str | float | None]] = {}
         for label, qid, value in lines:
             document.setdefault(qid, {})[label] = _number(value)
         click.echo(
@@ -132,8 +144,11 @@ def evaluate(
         )
 
 
-def _number(text: str) -> str | float:
+def _number(text: str) -> str | float | None:
+    """A printed value as JSON: a number, null for trec_eval's ``-nan`` (JSON has no NaN),
+    or the text of a textual measure (relstring)."""
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         return text
+    return None if math.isnan(value) else value
