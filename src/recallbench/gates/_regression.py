@@ -58,7 +58,7 @@ from recallbench.gates._baseline import Baseline
 from recallbench.gates._checks import Check, Status, fmt
 from recallbench.gates._config import Gates, Regression
 from recallbench.report import Report
-from recallbench.stats._one_sided import minimum_differing, smallest_p, worse_pvalue
+from recallbench.stats import minimum_differing, smallest_p, worse_pvalue
 
 
 def relative_drop(baseline: float, current: float, higher_is_better: bool) -> float:

@@ -1,8 +1,10 @@
 """Statistics for comparing systems: paired tests and intervals, corrections for multiple
 comparisons, power, rank differences and sequential tests."""
 
+from recallbench.stats._attainable import PairedTest, queries_to_reach, smallest_pvalue
 from recallbench.stats._beta_binomial import BetaBinomialState, probability_better
 from recallbench.stats._multiple import CORRECTIONS, Correction, adjust, benjamini_hochberg, holm
+from recallbench.stats._one_sided import OneSided, minimum_differing, smallest_p, worse_pvalue
 from recallbench.stats._paired import PairedResult, PairedSettings, paired_results
 from recallbench.stats._power import (
     SampleSize,
@@ -41,9 +43,11 @@ __all__ = [
     "BetaBinomialState",
     "Correction",
     "Decision",
+    "OneSided",
     "PairedResult",
     "PairedSPRT",
     "PairedSettings",
+    "PairedTest",
     "RankClass",
     "RankDiffSummary",
     "RankDifference",
@@ -57,13 +61,18 @@ __all__ = [
     "classify",
     "holm",
     "minimum_detectable_effect",
+    "minimum_differing",
     "paired_results",
     "percentile_interval",
     "probability_better",
+    "queries_to_reach",
     "randomisation_pvalues",
     "rank_difference",
     "rank_differences",
     "sample_size",
+    "smallest_p",
+    "smallest_pvalue",
     "sprt_decisions",
     "t_test_power",
+    "worse_pvalue",
 ]
