@@ -56,9 +56,13 @@ def test_command_process_over_json_lines() -> None:
     assert values == {"q1": 1.0, "q2": 1.0, "q3": 1.0} and failed == 0
 
 
-def test_a_command_that_dies_fails_the_remaining_queries() -> None:
-    values, failed = scores(f"command:{sys.executable} {HERE / 'example_retrievers.py'} 1")
-    assert failed == 2 and values["q1"] == 1.0
+def test_a_command_that_dies_fails_its_query_and_is_restarted() -> None:
+    system = create_system(f"command:{sys.executable} {HERE / 'example_retrievers.py'} 1")
+    run = asyncio.run(run_dataset(DATA, system, k=5))
+    errors = [r.error for r in run.results]
+    assert errors[0] is None and errors[2] is None  # q3 is answered by the new process
+    assert errors[1] is not None and "the process ended (exit 3)" in errors[1]
+    assert run.spec.restarts == 1
 
 
 def test_a_hanging_or_garbled_command_fails_those_queries_clearly() -> None:
@@ -81,4 +85,5 @@ def test_a_hanging_or_garbled_command_fails_those_queries_clearly() -> None:
     assert errors["a"] is not None and "not JSON" in errors["a"]
     assert errors["b"] is None  # the process is still in step after a garbled line
     assert errors["c"] is not None and "no answer within 1.0 s" in errors["c"]
-    assert errors["d"] is not None and "not running" in errors["d"]
+    assert errors["d"] is None  # the stopped process was started again
+    assert run.spec.restarts == 1

@@ -39,13 +39,32 @@ def test_cli_replay_reproduces_the_recorded_report(tmp_path: Path) -> None:
 
 def test_strict_replay_refuses_missing_answers(tmp_path: Path) -> None:
     runner = CliRunner()
-    base = ["run", "--system", "builtin-lexical", "--replay", str(tmp_path / "empty")]
+    rec = tmp_path / "rec"
+    made = runner.invoke(
+        main, ["run", "--system", "builtin-lexical", "--record", str(rec), "--out", str(tmp_path)]
+    )
+    assert made.exit_code == 0, made.output
+    (recording,) = rec.glob("*/*.jsonl")
+    lines = recording.read_text().splitlines()
+    recording.write_text("\n".join(lines[:-3]) + "\n")  # the last 3 answers are lost
+    base = ["run", "--system", "builtin-lexical", "--replay", str(rec)]
     missing = runner.invoke(main, [*base, "--strict", "--out", str(tmp_path)])
-    assert missing.exit_code == 2 and "120 queries have no recorded answer" in missing.output
+    assert missing.exit_code == 2 and "3 queries have no recorded answer" in missing.output
     lenient = runner.invoke(main, [*base, "--out", str(tmp_path / "o")])
     assert lenient.exit_code == 0
     report = json.loads((tmp_path / "o" / "report.json").read_text())
-    assert report["counts"]["failed"] == 120
+    assert report["counts"]["failed"] == 3
+
+
+def test_replay_of_a_missing_folder_or_recording_is_bad_input(tmp_path: Path) -> None:
+    runner = CliRunner()
+    base = ["run", "--system", "builtin-lexical", "--out", str(tmp_path / "o"), "--replay"]
+    nothing = runner.invoke(main, [*base, str(tmp_path / "nope")])
+    assert nothing.exit_code == 2 and "no such folder" in nothing.output
+    (tmp_path / "empty").mkdir()
+    empty = runner.invoke(main, [*base, str(tmp_path / "empty")])
+    assert empty.exit_code == 2 and "no recording of builtin-lexical" in empty.output
+    assert not (tmp_path / "o" / "report.json").exists()
 
 
 class Flaky(BuiltinSystem):

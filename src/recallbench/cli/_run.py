@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -19,6 +22,7 @@ from recallbench.cli._options import (
     systems_option,
     with_store_options,
 )
+from recallbench.cli._run_io import ReaderMayLeave, writable_folder, written
 from recallbench.core import ConfigError, Dataset, Run
 from recallbench.datasets import DEFAULT_DATASET, load_dataset
 from recallbench.gates import load_config
@@ -30,11 +34,16 @@ from recallbench.report import (
     render_terminal,
     write_outputs,
 )
-from recallbench.report._leaderboard import render_leaderboard, safe_name, write_leaderboard
+from recallbench.report._leaderboard import render_leaderboard, write_leaderboard
 from recallbench.report._session import DEFAULT_LIFT_MEASURE
-from recallbench.runner import run_dataset
+from recallbench.runner import DEFAULT_RESTARTS, EXIT_SYSTEM_FAILED, raise_for_failures, run_dataset
 from recallbench.systems import DEFAULT_SYSTEM, SystemUnderTest, create_system
+from recallbench.systems._command import TIMEOUT as COMMAND_TIMEOUT
+from recallbench.systems._folder import folder_for
 from recallbench.systems._replay import RecordingSystem, ReplaySystem, recording_path
+
+if TYPE_CHECKING:
+    from recallbench.store import Store
 
 DEFAULT_K = 100
 
@@ -43,7 +52,7 @@ def make_console(quiet: bool = False) -> Console:
     """The user's terminal width; 120 columns in logs (unless COLUMNS says otherwise)."""
     probe = Console()
     width = None if probe.is_terminal or "COLUMNS" in os.environ else 120
-    return Console(quiet=quiet, width=width)
+    return Console(quiet=quiet, width=width, file=ReaderMayLeave(sys.stdout))  # type: ignore[arg-type]
 
 
 def show_progress(console: Console) -> bool:
@@ -64,6 +73,12 @@ Examples:
   recallbench run --system python:my_reranker:make --repeat 3
   recallbench run --system builtin-lexical --session-lift
   recallbench run --equivalence -m must_surface@5 -m iw_recall@10 -m cold_start_ratio@10
+  recallbench run --system command:./my-retriever --timeout 10 --restarts 5 --strict
+
+\b
+Exit codes: 0 the run was measured (failed queries are counted and score 0);
+  2 bad input or usage; 3 the system failed: every query of a system failed, or, with
+  --strict, any query did (the reports are written first); 130 interrupted.
 """
 )
 @click.option(
@@ -97,7 +112,25 @@ Examples:
 @click.option(
     "--strict",
     is_flag=True,
-    help="With --replay: refuse to run when any query has no recorded answer.",
+    help=f"Exit {EXIT_SYSTEM_FAILED} when any query failed (without it, only when every query "
+    "of a system failed); with --replay, also refuse to run (exit 2) when any query has no "
+    "recorded answer.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="Seconds each call to a system's process or endpoint may take. Default: the "
+    "profile's (MCP [server] call_timeout, HTTP [http] timeout), else "
+    f"{COMMAND_TIMEOUT:g} for command: systems.",
+)
+@click.option(
+    "--restarts",
+    type=click.IntRange(min=0),
+    default=DEFAULT_RESTARTS,
+    show_default=True,
+    help="Restart a system's process that hung or died (its corpus ingested again) at most "
+    "N times per run; the report counts the restarts.",
 )
 @click.option(
     "--repeat",
@@ -140,6 +173,8 @@ def run(
     record_dir: Path | None,
     replay_dir: Path | None,
     strict: bool,
+    timeout: float | None,
+    restarts: int,
     repeat: int,
     session_lift: bool,
     session_lift_measure: str,
@@ -157,6 +192,8 @@ def run(
     """
     if repeat > 1 and replay_dir is not None:
         raise ConfigError("--repeat measures the live system; it cannot be combined with --replay")
+    if store_url is not None and no_store:
+        raise ConfigError("--store and --no-store exclude each other")
     config = load_config(config_path).config
     measures = parse_measures(measure_names or config.measures or DEFAULT_MEASURES)
     dataset = load_dataset(dataset_spec or _one_dataset(config.datasets))
@@ -166,26 +203,38 @@ def run(
     if equivalence and not dataset.equivalence:
         raise ConfigError(f"--equivalence: {dataset.name} has no equivalence classes")
     rules = Rules(relevance_threshold=dataset.relevance_threshold, equivalence=equivalence)
-    systems = _systems(names, dataset, record_dir, replay_dir, strict, keep)
+    systems = _systems(names, dataset, record_dir, replay_dir, strict, keep, timeout)
+    folders = {s.name: out_dir / folder_for(s.name) for s in systems} if len(systems) > 1 else {}
+    writable_folder(out_dir, "--out")
+    if record_dir is not None:
+        writable_folder(record_dir, "--record")
     console = make_console(quiet)
-    reports = []
-    for system in systems:
-        recorded = _record(dataset, system, k, console, repeat)
-        report = build_report(dataset, recorded, measures, rules)
-        if lift_measure is not None:
-            report = _with_session_lift(
-                report, dataset, system, recorded, k, console, lift_measure, rules
-            )
-        folder = out_dir if len(systems) == 1 else out_dir / safe_name(system.name)
-        written = write_outputs(folder, recorded, report)
-        render_terminal(report, console)
-        console.print("wrote " + ", ".join(str(path) for path in written))
-        reports.append(report)
-    if not no_store:
-        record_history(reports, store_url, console)
+    with contextlib.ExitStack() as stack:
+        # opened now: a bad store URL is refused before the run, not after it
+        store = None if no_store else stack.enter_context(_open_store(store_url))
+        reports, runs = [], []
+        for system in systems:
+            recorded = _record(dataset, system, k, console, repeat, restarts=restarts)
+            report = build_report(dataset, recorded, measures, rules)
+            if lift_measure is not None:
+                report = _with_session_lift(
+                    report, dataset, system, recorded, k, console, lift_measure, rules
+                )
+            folder = folders.get(system.name, out_dir)
+            try:
+                paths = write_outputs(folder, recorded, report)
+            except OSError as error:
+                raise written("--out", folder, error) from None
+            render_terminal(report, console)
+            console.print("wrote " + ", ".join(str(path) for path in paths))
+            reports.append(report)
+            runs.append(recorded)
+        if store is not None:
+            _record_in(store, reports, console)
     if len(reports) > 1:
         render_leaderboard(reports, console)
         console.print("wrote " + ", ".join(str(p) for p in write_leaderboard(out_dir, reports)))
+    raise_for_failures(runs, strict)
 
 
 def _one_dataset(configured: list[str]) -> str:
@@ -197,18 +246,26 @@ def _one_dataset(configured: list[str]) -> str:
     return configured[0] if configured else DEFAULT_DATASET
 
 
-def record_history(reports: list[Report], store_url: str | None, console: Console) -> None:
-    """Every report into the history store, each run with its id."""
+def _open_store(store_url: str | None) -> Store:
     from recallbench.store import open_store
 
-    with open_store(store_url) as store:
-        ids = [store.record(report).id for report in reports]
-        console.print(
-            f"recorded run{'s' if len(ids) > 1 else ''} "
-            + ", ".join(f"#{i}" for i in ids)
-            + f" in {store.url}",
-            highlight=False,
-        )
+    return open_store(store_url)
+
+
+def record_history(reports: list[Report], store_url: str | None, console: Console) -> None:
+    """Every report into the history store, each run with its id."""
+    with _open_store(store_url) as store:
+        _record_in(store, reports, console)
+
+
+def _record_in(store: Store, reports: list[Report], console: Console) -> None:
+    ids = [store.record(report).id for report in reports]
+    console.print(
+        f"recorded run{'s' if len(ids) > 1 else ''} "
+        + ", ".join(f"#{i}" for i in ids)
+        + f" in {store.url}",
+        highlight=False,
+    )
 
 
 def _systems(
@@ -218,22 +275,30 @@ def _systems(
     replay_dir: Path | None,
     strict: bool,
     keep: bool = False,
+    timeout: float | None = None,
 ) -> list[SystemUnderTest]:
     """The systems to run: real ones (recorded when asked), or their recorded answers."""
     if record_dir and replay_dir:
         raise ConfigError("--record and --replay exclude each other")
-    if strict and not replay_dir:
-        raise ConfigError("--strict goes with --replay")
     if replay_dir is None:
         systems = [create_system(name) for name in names]
         for system in systems:
             if hasattr(system, "keep"):  # servers with a store of their own (MCP)
                 system.keep = keep
+            if timeout is not None and hasattr(system, "call_timeout"):  # processes, HTTP
+                system.call_timeout = timeout
         if record_dir is None:
             return systems
         return [RecordingSystem(s, recording_path(record_dir, s.name, dataset)) for s in systems]
+    if not replay_dir.is_dir():
+        raise ConfigError(f"--replay {replay_dir}: no such folder")
     replays = [ReplaySystem(n, recording_path(replay_dir, n, dataset)) for n in names]
     for replay in replays:
+        if not replay.path.is_file():
+            raise ConfigError(
+                f"--replay {replay_dir}: no recording of {replay.name} on {dataset.name} "
+                f"(expected {replay.path}; make one with --record)"
+            )
         missing = replay.missing(dataset.queries)
         if strict and missing:
             shown = ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else "")
@@ -271,10 +336,18 @@ def _record(
     console: Console,
     repeat: int = 1,
     session_context: bool = True,
+    restarts: int = DEFAULT_RESTARTS,
 ) -> Run:
     if not show_progress(console):
         return asyncio.run(
-            run_dataset(dataset, system, k, repeat=repeat, session_context=session_context)
+            run_dataset(
+                dataset,
+                system,
+                k,
+                repeat=repeat,
+                session_context=session_context,
+                restarts=restarts,
+            )
         )
     with Progress(
         "{task.description}",
@@ -284,14 +357,19 @@ def _record(
         console=console,
         transient=True,
     ) as bar:
-        task = bar.add_task(f"{system.name} on {dataset.name}", total=len(dataset.queries))
+        title = f"{system.name} on {dataset.name}"
+        task = bar.add_task(title, total=len(dataset.queries))
         return asyncio.run(
             run_dataset(
                 dataset,
                 system,
                 k,
-                progress=lambda done, _: bar.update(task, completed=done),
+                progress=lambda done, _: bar.update(task, completed=done, description=title),
                 repeat=repeat,
                 session_context=session_context,
+                restarts=restarts,
+                ingesting=lambda n: bar.update(
+                    task, description=f"{title}: ingesting {n} documents"
+                ),
             )
         )

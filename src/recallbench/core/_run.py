@@ -85,6 +85,9 @@ class RunSpec(Record):
     replayed_from: str | None = Field(default=None, exclude_if=lambda value: value is None)
     """The recording the answers were replayed from (``run --replay``), or null for a live
     run. A replayed run's latencies are those recorded with the live system."""
+    restarts: int = Field(default=0, ge=0, exclude_if=lambda value: not value)
+    """How many times the system's process was restarted during the run because it hung
+    (no answer within its call timeout) or died; left out of the file when none was."""
 
 
 class Run(Record):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -25,6 +26,12 @@ from recallbench.systems import SystemUnderTest
 
 Progress = Callable[[int, int], None]
 """Called with (queries done, queries in all) after each query."""
+
+Ingesting = Callable[[int], None]
+"""Called with the number of documents before each ingestion (so a long one shows)."""
+
+DEFAULT_RESTARTS = 3
+"""How many times a run restarts a system whose process hung or died, at most."""
 
 
 async def _ask(system: SystemUnderTest, query: Query, k: int) -> QueryResult:
@@ -75,6 +82,8 @@ async def run_dataset(
     progress: Progress | None = None,
     repeat: int = 1,
     session_context: bool = True,
+    restarts: int = DEFAULT_RESTARTS,
+    ingesting: Ingesting | None = None,
 ) -> Run:
     """Ingest the dataset's documents, then search every query once, in dataset order; for
     a dataset with units, each unit in turn gets a fresh store with only its documents.
@@ -85,6 +94,11 @@ async def run_dataset(
 
     With ``session_context=False`` every query is asked without its ``session_id`` (a
     copy; the dataset is not changed), so a session-aware system answers each query alone.
+
+    A system whose process hung or died says so (``needs_restart``); it is then set up
+    afresh with the same documents before the next query, at most ``restarts`` times in
+    all, and the run's spec counts the restarts. The query that hit the fault keeps its
+    error (asking it again could hang again).
 
     A query whose search raises is recorded with its error and the run goes on; it scores 0.
     Latency is the wall time of the ``search`` call on the monotonic clock (for a replayed
@@ -98,17 +112,13 @@ async def run_dataset(
     repeats: list[RepeatedResult] = []
     ingest_seconds = 0.0
     done, total = 0, len(dataset.queries)
+    restarted = 0
     try:
         for documents, queries in _groups(dataset):
+            if ingesting is not None:
+                ingesting(len(documents))
             ingest_start = time.perf_counter()
-            try:
-                await system.setup(documents)
-            except RecallbenchError:
-                raise
-            except Exception as error:
-                raise SystemUnderTestError(
-                    f"system {system.name!r} failed to ingest the corpus: {_describe(error)}"
-                ) from error
+            await _setup(system, documents)
             ingest_seconds += time.perf_counter() - ingest_start
             for query in queries:
                 if not session_context and query.session_id is not None:
@@ -119,6 +129,11 @@ async def run_dataset(
                 done += 1
                 if progress is not None:
                     progress(done, total)
+                if restarted < restarts and getattr(system, "needs_restart", False):
+                    restarted += 1
+                    await _restart(system, documents)
+                # a system that never suspends would hold off Ctrl-C until the run ends
+                await asyncio.sleep(0)
     finally:
         await system.close()
     spec = RunSpec(
@@ -132,8 +147,29 @@ async def run_dataset(
         finished_at=datetime.now(UTC),
         ingest_seconds=ingest_seconds,
         replayed_from=getattr(system, "replayed_from", None),
+        restarts=restarted,
     )
     return Run(spec=spec, results=tuple(results), repeats=tuple(repeats))
+
+
+async def _setup(system: SystemUnderTest, documents: Sequence[Document]) -> None:
+    try:
+        await system.setup(documents)
+    except RecallbenchError:
+        raise
+    except Exception as error:
+        raise SystemUnderTestError(
+            f"system {system.name!r} failed to ingest the corpus: {_describe(error)}"
+        ) from error
+
+
+async def _restart(system: SystemUnderTest, documents: Sequence[Document]) -> None:
+    """Set the system up afresh; when that fails, the later queries fail with its error
+    (and are counted), the run goes on."""
+    try:
+        await system.setup(documents)
+    except Exception:  # the next search reports the system as not running
+        return
 
 
 async def _repeat(system: SystemUnderTest, query: Query, k: int, times: int) -> RepeatedResult:

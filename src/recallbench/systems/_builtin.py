@@ -18,6 +18,7 @@ import numpy as np
 from recallbench.core import Document, Hit, Query, SystemUnderTestError
 from recallbench.systems._embedders import Embedder, Matrix, make_embedder, normalise
 from recallbench.systems._fusion import RRF_K, reciprocal_rank_fusion
+from recallbench.systems._off_loop import Worker
 from recallbench.systems._session_context import (
     HISTORY_WEIGHT,
     RULE,
@@ -178,6 +179,7 @@ class BuiltinSystem:
         self.session_context = session_context
         self.accepts_session = session_context
         self._sessions = SessionMemory()
+        self._worker = Worker()
         self._unexpanded: tuple[str, int] | None = None
         self._pre_expansion: tuple[str, ...] | None = None
 
@@ -203,6 +205,9 @@ class BuiltinSystem:
         self._ids = [doc.id for doc in documents]
         self._sessions.reset()
         self._unexpanded, self._pre_expansion = None, None
+        await self._worker.run(self._index, documents)  # indexing can take many seconds
+
+    def _index(self, documents: Sequence[Document]) -> None:
         for channel in (self._lexical, self._dense):
             if channel is not None:
                 channel.index(documents)
@@ -211,7 +216,7 @@ class BuiltinSystem:
         history = self._sessions.history(query) if self.session_context else None
         self._pre_expansion = None
         self._unexpanded = None if history is None else (query.text, k)
-        return self._search(query.text, history, k)
+        return await self._worker.run(self._search, query.text, history, k)
 
     @property
     def last_pre_expansion(self) -> tuple[str, ...] | None:
@@ -255,6 +260,7 @@ class BuiltinSystem:
         ]
 
     async def close(self) -> None:
+        self._worker.stop()
         for channel in (self._lexical, self._dense):
             if channel is not None:
                 channel.close()

@@ -7,11 +7,17 @@ from its standard output:
     -> {"ok": true}
     {"op": "search", "query": "...", "k": 10}
     -> {"hits": [{"id": "d1", "score": 2.5}, ...]}      or   {"error": "why"}
+
+Each answer must come within the call timeout (60 s unless ``run --timeout`` says
+otherwise). A process that does not answer in time is stopped (a late answer would be read
+as the next query's), and one that ended says so: the runner then starts it again and
+ingests the corpus anew (``needs_restart``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import shlex
 from collections.abc import Sequence
@@ -21,20 +27,30 @@ from recallbench.core import Document, Hit, Query, SystemUnderTestError
 from recallbench.systems._hits import to_hits
 
 TIMEOUT = 60.0
+"""Seconds an answer may take, by default."""
 
 
 class CommandSystem:
     def __init__(self, command: str, timeout: float = TIMEOUT) -> None:
         self.name = f"command:{command}"
         self._argv = shlex.split(command)
-        self._timeout = timeout
+        self.call_timeout = timeout
         self._process: asyncio.subprocess.Process | None = None
+        self._started = False
+        self._in_flight = False
+
+    @property
+    def needs_restart(self) -> bool:
+        """Set up once, the process is now stopped (it hung) or ended on its own."""
+        process = self._process
+        return self._started and (process is None or process.returncode is not None)
 
     def settings(self) -> dict[str, Any]:
         return {"command": self._argv, "protocol": "json-lines"}
 
     async def setup(self, documents: Sequence[Document]) -> None:
         await self.close()  # a second setup starts from a fresh store
+        self._started = True
         try:
             self._process = await asyncio.create_subprocess_exec(
                 *self._argv,
@@ -52,19 +68,24 @@ class CommandSystem:
         process = self._process
         if process is None or process.stdin is None or process.stdout is None:
             raise SystemUnderTestError(f"{self.name}: not running")
-        process.stdin.write(json.dumps(message).encode() + b"\n")
-        await process.stdin.drain()
+        self._in_flight = True
         try:
-            line = await asyncio.wait_for(process.stdout.readline(), self._timeout)
+            process.stdin.write(json.dumps(message).encode() + b"\n")
+            await process.stdin.drain()
+            line = await asyncio.wait_for(process.stdout.readline(), self.call_timeout)
         except TimeoutError:
             # a late answer would be read as the next query's: the process is stopped
             self._process = None
-            process.kill()
-            await process.wait()
+            await _kill(process)
             raise SystemUnderTestError(
-                f"{self.name}: no answer within {self._timeout} s; the process was stopped"
+                f"{self.name}: no answer within {self.call_timeout} s; the process was stopped"
             ) from None
-        if not line:
+        except (BrokenPipeError, ConnectionResetError):
+            line = b""
+        self._in_flight = False
+        if not line:  # its output closed: the process ended, or is of no more use
+            self._process = None
+            await _kill(process)
             raise SystemUnderTestError(
                 f"{self.name}: the process ended (exit {process.returncode})"
             )
@@ -83,13 +104,24 @@ class CommandSystem:
         return to_hits(answer.get("hits", []), "command")[:k]
 
     async def close(self) -> None:
+        """Close the process's input and let it end (5 s at most); one still busy with a
+        question (the run was interrupted) is killed at once."""
         process, self._process = self._process, None
+        in_flight, self._in_flight = self._in_flight, False
         if process is None:
             return
         if process.stdin is not None:
             process.stdin.close()
         try:
+            if in_flight:
+                raise TimeoutError
             await asyncio.wait_for(process.wait(), 5)
         except TimeoutError:
+            await _kill(process)
+
+
+async def _kill(process: asyncio.subprocess.Process) -> None:
+    if process.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
             process.kill()
-            await process.wait()
+    await process.wait()

@@ -18,7 +18,7 @@ from pydantic import Field, JsonValue
 from recallbench.core import Document, Hit, Query, SystemUnderTestError
 from recallbench.core._model import Record
 from recallbench.systems._answers import fill, select
-from recallbench.systems._profile import Results
+from recallbench.systems._profile import ProfileName, Results
 
 _ENV = re.compile(r"\$\{(\w+)\}")
 
@@ -46,7 +46,7 @@ class HttpSettings(Record):
 
 
 class HttpProfile(Record):
-    name: str
+    name: ProfileName
     kind: Literal["http"]
     description: str = ""
     http: HttpSettings
@@ -70,6 +70,8 @@ class HttpSystem:
         self.profile, self.name = profile, profile.name
         self._client: httpx.AsyncClient | None = None
         self._ids: set[str] = set()
+        self.call_timeout = profile.http.timeout
+        """Seconds a request may take (the profile's ``http.timeout``; ``run --timeout``)."""
 
     def settings(self) -> dict[str, Any]:
         safe = self.profile.model_dump(mode="json")
@@ -80,7 +82,7 @@ class HttpSystem:
         await self.close()  # a second setup starts from a fresh store
         http = self.profile.http
         self._client = httpx.AsyncClient(
-            base_url=http.base_url, timeout=http.timeout, headers=_headers(http.headers)
+            base_url=http.base_url, timeout=self.call_timeout, headers=_headers(http.headers)
         )
         self._ids = {doc.id for doc in documents}
         ingest = self.profile.ingest

@@ -33,6 +33,7 @@ from recallbench.systems._answers import (
     select,
 )
 from recallbench.systems._launch import profile_places, require_installed, stop_process
+from recallbench.systems._mcp_stdout import GuardedReadStream, silence_parse_tracebacks
 from recallbench.systems._profile import Profile
 
 
@@ -60,6 +61,15 @@ async def wait_for_listener(
         return
 
 
+def _connection_lost(error: Exception) -> bool:
+    """The SDK's error for a connection that ended (the server exited, or its output
+    closed): no later call can succeed on it."""
+    from mcp.shared.exceptions import MCPError
+    from mcp.types import CONNECTION_CLOSED
+
+    return isinstance(error, MCPError) and error.code == CONNECTION_CLOSED
+
+
 class MCPSystem:
     """A memory MCP server started from a profile, a fresh store per run."""
 
@@ -80,6 +90,15 @@ class MCPSystem:
         self._kept: Path | None = None
         self._process: asyncio.subprocess.Process | None = None
         self._ids: set[str] = set()
+        self.call_timeout = profile.server.call_timeout
+        """Seconds a tool call may take (the profile's ``call_timeout``; ``run --timeout``)."""
+        self._guard: GuardedReadStream | None = None
+        self._broken = False
+
+    @property
+    def needs_restart(self) -> bool:
+        """The server stopped answering (a call timed out) or the connection ended."""
+        return self._broken
 
     def settings(self) -> dict[str, Any]:
         return {
@@ -92,6 +111,7 @@ class MCPSystem:
 
     async def setup(self, documents: Sequence[Document]) -> None:
         await self.close()  # a second setup starts from a fresh store
+        self._broken = False
         require_installed(self.profile)
         if self.store_dir is not None:
             self.store_dir.mkdir(parents=True, exist_ok=True)
@@ -110,7 +130,10 @@ class MCPSystem:
                 tools = await self._connect_http(command, env, fill(server.url, places))
         except Exception as error:
             log = self._log_tail()
+            garbage = self._guard.explain(self.name) if self._guard is not None else None
             await self.close()
+            if garbage is not None:
+                raise SystemUnderTestError(garbage) from None
             if isinstance(error, TimeoutError):
                 raise SystemUnderTestError(
                     f"{self.name}: server did not start within {server.startup_timeout} s{log}"
@@ -135,11 +158,13 @@ class MCPSystem:
         parameters = StdioServerParameters(
             command=command[0], args=command[1:], env=env, cwd=str(self._workdir)
         )
+        silence_parse_tracebacks()
         # the SDK's task groups live as long as the connection: only the handshake is timed
         read, write = await self._stack.enter_async_context(
             stdio_client(parameters, errlog=self._stack.enter_context(self._log.open("w")))
         )
-        return await self._handshake(self._stack, read, write)
+        self._guard = GuardedReadStream(read)
+        return await self._handshake(self._stack, self._guard, write)
 
     async def _connect_http(self, command: list[str], env: dict[str, str], url: str) -> set[str]:
         """Start the server process (if the profile has one), wait until it listens, then
@@ -211,9 +236,21 @@ class MCPSystem:
 
     async def _call(self, tool: str, arguments: dict[str, Any]) -> Any:
         if self._session is None:
-            raise RuntimeError(f"{self.name}: call before setup")
-        with anyio.fail_after(self.profile.server.call_timeout):
-            result = await self._session.call_tool(tool, arguments)
+            raise SystemUnderTestError(f"{self.name}: not running")
+        try:
+            with anyio.fail_after(self.call_timeout):
+                result = await self._session.call_tool(tool, arguments)
+        except TimeoutError:
+            self._broken = True
+            raise SystemUnderTestError(
+                f"{self.name}: {tool}: no answer within {self.call_timeout} s"
+            ) from None
+        except Exception as error:
+            garbage = self._guard.explain(self.name) if self._guard is not None else None
+            self._broken = self._broken or garbage is not None or _connection_lost(error)
+            if garbage is not None:
+                raise SystemUnderTestError(garbage) from None
+            raise
         texts = answer_texts(result)
         if getattr(result, "is_error", getattr(result, "isError", False)):
             raise SystemUnderTestError(f"{tool} failed: {' '.join(texts)[:300]}")
@@ -267,6 +304,7 @@ class MCPSystem:
 
     async def close(self) -> None:
         stack, self._stack, self._session = self._stack, None, None
+        self._guard = None
         process, self._process = self._process, None
         if process is not None:
             await stop_process(process)

@@ -9,15 +9,27 @@ from __future__ import annotations
 import tomllib
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import Field, JsonValue, ValidationError, model_validator
+from pydantic import AfterValidator, Field, JsonValue, ValidationError, model_validator
 
 from recallbench.core import ConfigError, DatasetError
 from recallbench.core._model import Record
 from recallbench.core._validation import problems_of
+from recallbench.systems._folder import name_problem
 
 ProfileT = TypeVar("ProfileT", bound=Record)
+
+
+def _folder_safe(name: str) -> str:
+    problem = name_problem(name)
+    if problem is not None:
+        raise ValueError(f"{problem} (the name names the folders of reports and recordings)")
+    return name
+
+
+ProfileName = Annotated[str, AfterValidator(_folder_safe)]
+"""A profile's name: it names folders, so no separator and not ``.`` or ``..``."""
 
 
 class Install(Record):
@@ -109,7 +121,7 @@ class ProxyRules(Record):
 class Profile(Record):
     """An MCP server's profile (the default kind)."""
 
-    name: str
+    name: ProfileName
     description: str = ""
     install: Install = Field(default_factory=Install)
     server: Server

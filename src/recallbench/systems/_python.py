@@ -14,10 +14,19 @@ from typing import Any
 
 from recallbench.core import Document, Hit, Query, SystemUnderTestError
 from recallbench.systems._hits import to_hits
+from recallbench.systems._off_loop import Worker
 
 
 async def _maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
+
+
+async def _call(worker: Worker, function: Any, *arguments: Any) -> Any:
+    """An async function on the loop; a plain one in the system's worker thread, so that a
+    long computation does not hold off Ctrl-C."""
+    if inspect.iscoroutinefunction(function):
+        return await function(*arguments)
+    return await _maybe_await(await worker.run(function, *arguments))
 
 
 class PythonSystem:
@@ -31,6 +40,7 @@ class PythonSystem:
         self._target = target
         self._factory = factory
         self._retriever: Any = None
+        self._worker = Worker()
 
     def settings(self) -> dict[str, Any]:
         return {"python": self._target}
@@ -38,21 +48,25 @@ class PythonSystem:
     async def setup(self, documents: Sequence[Document]) -> None:
         await self.close()  # a second setup starts from a fresh store
         made = (
-            self._factory()
+            await _call(self._worker, self._factory)
             if inspect.isclass(self._factory) or not _is_search(self._factory)
             else None
         )
         self._retriever = made
         if made is not None and hasattr(made, "ingest"):
-            await _maybe_await(made.ingest([doc.model_dump(mode="json") for doc in documents]))
+            documents_json = [doc.model_dump(mode="json") for doc in documents]
+            await _call(self._worker, made.ingest, documents_json)
 
     async def search(self, query: Query, k: int) -> Sequence[Hit]:
         search = self._retriever.search if self._retriever is not None else self._factory
-        return to_hits(await _maybe_await(search(query.text, k)), "python")[:k]
+        return to_hits(await _call(self._worker, search, query.text, k), "python")[:k]
 
     async def close(self) -> None:
-        if self._retriever is not None and hasattr(self._retriever, "close"):
-            await _maybe_await(self._retriever.close())
+        try:
+            if self._retriever is not None and hasattr(self._retriever, "close"):
+                await _call(self._worker, self._retriever.close)
+        finally:
+            self._worker.stop()
 
 
 def _is_search(function: Any) -> bool:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,12 +19,13 @@ from typing import Any
 
 from recallbench.core import Dataset, Document, Hit, Query, SystemUnderTestError
 from recallbench.core._files import atomic_write_text
+from recallbench.systems._folder import folder_for
 from recallbench.systems._protocol import SystemUnderTest
 
 
 def recording_path(folder: Path, system: str, dataset: Dataset) -> Path:
-    safe = re.sub(r"[^\w.\-]+", "_", system) or "system"
-    return folder / safe / f"{dataset.sha256}.jsonl"
+    """Where the recording of ``system`` on ``dataset`` lives under ``folder``."""
+    return folder / folder_for(system) / f"{dataset.sha256}.jsonl"
 
 
 def _text_sha(query: Query) -> str:
@@ -44,6 +44,11 @@ class RecordingSystem:
 
     def settings(self) -> dict[str, Any]:
         return self.inner.settings()
+
+    @property
+    def needs_restart(self) -> bool:
+        """The wrapped system's: the runner restarts it through this wrapper."""
+        return bool(getattr(self.inner, "needs_restart", False))
 
     async def setup(self, documents: Sequence[Document]) -> None:
         await self.inner.setup(documents)

@@ -1,0 +1,72 @@
+"""Where `recallbench run` writes: a standard output that may be closed by its reader, and
+output folders checked before the run so a bad one fails at once, not after the run."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, TextIO
+
+from recallbench.core import ConfigError
+
+
+class ReaderMayLeave:
+    """Standard output that goes quiet when its reader leaves (`recallbench run | head`):
+    the rest of the output is dropped and the command goes on and exits as it would have.
+
+    Once the pipe is found closed, the file descriptor is pointed at the null device, so
+    the interpreter's last flush at exit has somewhere to go too.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self.reader_left = False
+
+    def write(self, text: str) -> int:
+        if not self.reader_left:
+            try:
+                self._stream.write(text)
+            except BrokenPipeError:
+                self._silence()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.reader_left:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._silence()
+
+    def _silence(self) -> None:
+        self.reader_left = True
+        with contextlib.suppress(OSError, ValueError):  # not a real file (tests)
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, self._stream.fileno())
+            os.close(null)
+
+    def __getattr__(self, name: str) -> Any:  # isatty, encoding, fileno... as the stream's
+        return getattr(self._stream, name)
+
+
+def writable_folder(folder: Path, flag: str) -> None:
+    """ConfigError naming ``folder`` and the system's reason when files cannot be created
+    in it (made when missing): checked before a run, so that none is run in vain."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, probe = tempfile.mkstemp(prefix=".recallbench-probe-", dir=folder)
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as error:
+        raise ConfigError(f"{flag} {folder}: cannot write there ({_reason(error)})") from None
+
+
+def written(action: str, folder: Path, error: OSError) -> ConfigError:
+    """The error for files that could not be written after all (disk full...)."""
+    return ConfigError(f"{action} {folder}: cannot write there ({_reason(error)})")
+
+
+def _reason(error: OSError) -> str:
+    where = f": {error.filename}" if error.filename else ""
+    return f"{error.strerror or error}{where}"
