@@ -113,3 +113,49 @@ def test_models_are_immutable() -> None:
     dataset = Dataset.model_validate(valid())
     with pytest.raises(Exception, match="frozen"):
         dataset.name = "other"  # type: ignore[misc]
+
+
+def test_grades_above_3_are_refused_and_negative_ones_mean_judged_non_relevant(
+    tmp_path: Path,
+) -> None:
+    data = valid()
+    data["qrels"] = {"q1": {"d1": 3, "d2": -1}, "q3": {"d2": 7, "d9x": 4}}
+    path = tmp_path / "graded.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(DatasetError) as error:
+        load_json_dataset(path)
+    assert [str(p) for p in error.value.problems] == [
+        f"qrels.q3.{doc}: grade {grade} is above 3: grades run from 0 (not relevant) to 3 "
+        "(highly relevant); a negative grade means judged non-relevant"
+        for doc, grade in (("d2", 7), ("d9x", 4))
+    ]
+    data["qrels"] = {"q1": {"d1": 3, "d2": -1}, "q3": {"d2": 2}}
+    path.write_text(json.dumps(data))
+    dataset = load_json_dataset(path)
+    assert dataset.qrels["q1"] == {"d1": 3, "d2": -1}  # judged, kept as given
+    assert dataset.relevant("q1") == {"d1": 3}  # and never relevant
+
+
+@pytest.mark.parametrize("field", ["documents", "queries"])
+def test_an_empty_dataset_is_refused_when_loaded(tmp_path: Path, field: str) -> None:
+    data = valid()
+    data[field] = []
+    data["qrels"] = {}
+    path = tmp_path / "empty.json"
+    path.write_text(json.dumps(data))
+    result = CliRunner().invoke(main, ["datasets", "validate", str(path)])
+    assert result.exit_code == 2
+    assert f"{field}: the dataset has no {field}" in result.output
+
+
+def test_the_schema_states_the_grade_range_and_non_empty_lists() -> None:
+    from recallbench.schemas import load
+
+    schema = load("dataset.v1")
+    properties = schema["properties"]
+    assert properties["qrels"]["additionalProperties"]["additionalProperties"] == {
+        "type": "integer",
+        "maximum": 3,
+    }
+    assert "negative grade" in properties["qrels"]["description"]
+    assert properties["documents"]["minItems"] == properties["queries"]["minItems"] == 1

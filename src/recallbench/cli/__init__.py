@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from recallbench import __version__
+from recallbench.cli._errors import DEBUG_ENV, DEBUG_META, EXIT_CODES, guarded
 
 COMMANDS = {
     "run": ("recallbench.cli._run", "run"),
@@ -44,6 +45,11 @@ class LazyGroup(click.Group):
             return command  # type: ignore[no-any-return]
         return super().get_command(ctx, cmd_name)
 
+    def invoke(self, ctx: click.Context) -> Any:
+        # the boundary around every subcommand, whether or not it is decorated with
+        # reports_errors: a failure while importing or running it is a message, not a traceback
+        return guarded(super().invoke, ctx)
+
 
 @click.group(
     cls=LazyGroup,
@@ -55,12 +61,20 @@ Examples:
   recallbench evaluate -q -m ndcg_cut.10 qrels.txt run.txt   # trec_eval-compatible
   recallbench compare out/builtin-lexical out/builtin-hybrid   # paired statistics
   recallbench power --delta 0.05 --sd 0.15                     # queries needed
-Exit codes: 0 success, 1 gate failed, 2 bad input or usage, 130 interrupted.
-""",
+"""
+    + EXIT_CODES,
 )
 @click.version_option(__version__, prog_name="recallbench")
-def main() -> None:
+@click.option(
+    "--debug",
+    is_flag=True,
+    envvar=DEBUG_ENV,
+    help=f"Show the traceback of a failure instead of its message (or set {DEBUG_ENV}=1).",
+)
+@click.pass_context
+def main(ctx: click.Context, debug: bool) -> None:
     """Measure, compare and gate the retrieval quality of AI-agent memory systems."""
+    ctx.meta[DEBUG_META] = debug
 
 
 __all__ = ["main"]

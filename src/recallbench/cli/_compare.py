@@ -8,8 +8,8 @@ import click
 
 from recallbench.cli._errors import reports_errors
 from recallbench.cli._options import measures_option, out_option, quiet_option
-from recallbench.cli._power import UNIT
 from recallbench.cli._run import make_console
+from recallbench.cli._types import UNIT
 from recallbench.compare import (
     MISSING_POLICIES,
     MissingPolicy,

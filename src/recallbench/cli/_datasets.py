@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from recallbench.cli._errors import reports_errors
-from recallbench.core import Dataset
+from recallbench.core import ConfigError, Dataset
 from recallbench.core._files import atomic_write_text
 from recallbench.datasets import bundled_datasets, dump_json_dataset, load_dataset
 from recallbench.datasets._provenance import loader_changes
@@ -72,13 +73,26 @@ def convert(source_format: str, source: Path, destination: Path) -> None:
     """Convert SOURCE into recallbench's dataset JSON at DESTINATION, listing what the
     loader dropped, altered or flagged."""
     dataset = LOADERS[source_format](source)
-    atomic_write_text(destination, dump_json_dataset(dataset))
+    _write(destination, dump_json_dataset(dataset))
     click.echo(
         f"wrote {destination}: {len(dataset.documents)} documents, {len(dataset.queries)} "
         f"queries, {sum(len(j) for j in dataset.qrels.values())} judgments"
         + (f", {len(dataset.units)} units" if dataset.units else "")
     )
     _print_changes(dataset, Console())
+
+
+def _write(destination: Path, text: str) -> None:
+    """Write the whole file or nothing (an existing one is kept); ConfigError naming
+    ``destination`` and the reason when it cannot be written."""
+    try:
+        atomic_write_text(destination, text)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        failed = Path(os.fsdecode(error.filename)) if error.filename else None
+        if failed is not None and failed in destination.parents:  # a folder on the way
+            reason = f"{failed} is not a folder" if failed.is_file() else f"{failed}: {reason}"
+        raise ConfigError(f"cannot write {destination}: {reason}") from None
 
 
 def _print_changes(dataset: Dataset, console: Console, limit: int = 20) -> None:

@@ -6,6 +6,7 @@ import click
 
 from recallbench.cli._errors import reports_errors
 from recallbench.cli._run import make_console
+from recallbench.cli._types import POSITIVE, UNIT
 from recallbench.core import ConfigError
 from recallbench.stats._attainable import (
     PAIRED_TESTS,
@@ -15,8 +16,6 @@ from recallbench.stats._attainable import (
     smallest_pvalue,
 )
 from recallbench.stats._power import minimum_detectable_effect, sample_size
-
-UNIT = click.FloatRange(0, 1, min_open=True, max_open=True)
 
 
 @click.command(
@@ -30,9 +29,9 @@ The sd is that of the per-query differences between two systems (`recallbench co
 reports it through d_z = mean / sd); 0.15 is typical for MRR and nDCG@10.
 """
 )
-@click.option("--delta", type=float, help="Mean difference to detect (e.g. 0.05 nDCG).")
+@click.option("--delta", type=POSITIVE, help="Mean difference to detect (e.g. 0.05 nDCG).")
 @click.option(
-    "--sd", type=float, required=True, help="Standard deviation of the per-query differences."
+    "--sd", type=POSITIVE, required=True, help="Standard deviation of the per-query differences."
 )
 @click.option("--queries", type=click.IntRange(min=2), help="Number of queries (gives the MDE).")
 @click.option("--alpha", type=UNIT, default=0.05, show_default=True, help="Significance level.")
@@ -70,8 +69,6 @@ def power(
     for Holm, Benjamini-Hochberg and Westfall-Young; the randomisation and Wilcoxon tests
     also need enough queries for their smallest possible p-value to fall below it.
     """
-    if sd <= 0:
-        raise ConfigError(f"--sd must be positive, got {sd}")
     console = make_console()
     sides = "one-sided" if one_sided else "two-sided"
     level = alpha / comparisons

@@ -13,9 +13,13 @@ from recallbench.core._model import Record
 
 DATASET_FORMAT: Final = "recallbench.dataset/v1"
 TIERS = ("constitutional", "critical", "important", "normal", "temporary")
+MAX_GRADE: Final = 3
+"""The highest grade of the format (0 not relevant .. 3 highly relevant); a dataset with a
+higher one is refused when loaded."""
 
 Qrels = Mapping[str, Mapping[str, int]]
-"""Query id -> {document id -> integer grade}. Grades 0..3 by convention."""
+"""Query id -> {document id -> integer grade}. Grades 0..3; a negative grade means judged
+non-relevant (trec_eval: in the pool, never relevant)."""
 
 
 class Document(Record):
@@ -93,10 +97,25 @@ class Dataset(Record):
     relevance_threshold: StrictInt = 1
     """Binary measures count a document relevant when its grade is at least this (trec_eval -l)."""
     metadata: dict[str, JsonValue] = Field(default_factory=dict)
-    documents: tuple[Document, ...]
-    queries: tuple[Query, ...]
-    qrels: dict[StrictStr, dict[StrictStr, StrictInt]]
-    """Query id -> {document id -> grade}; documents not listed are unjudged (grade 0)."""
+    # at least one of each, checked when a dataset is loaded (see datasets._json_v1); code
+    # may still build an empty one
+    documents: tuple[Document, ...] = Field(json_schema_extra={"minItems": 1})
+    """The memories; at least one."""
+    queries: tuple[Query, ...] = Field(json_schema_extra={"minItems": 1})
+    """The questions; at least one."""
+    qrels: dict[StrictStr, dict[StrictStr, StrictInt]] = Field(
+        json_schema_extra={
+            "additionalProperties": {
+                "type": "object",
+                "additionalProperties": {"type": "integer", "maximum": MAX_GRADE},
+            }
+        }
+    )
+    """Query id -> {document id -> grade}; documents not listed are unjudged (grade 0).
+    Grades run from 0 (judged, not relevant) to 3 (highly relevant); a grade above 3 is
+    refused when the dataset is loaded. A negative grade is accepted and means judged
+    non-relevant, as in trec_eval: the document is in the judged pool but never relevant,
+    whatever the threshold."""
     chains: dict[StrictStr, tuple[StrictStr, ...]] = Field(default_factory=dict)
     """Decision chains: chain id -> the memories of one decision's causal chain (the
     incident or discussion behind it, the decision, its follow-ups)."""

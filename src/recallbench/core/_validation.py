@@ -88,6 +88,9 @@ def read_json(path: Path) -> Any:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise DatasetError(str(path), [Problem("", "file not found")]) from None
+    except OSError as exc:  # a folder, no permission: the reason, located at the path
+        reason = exc.strerror or type(exc).__name__
+        raise DatasetError(str(path), [Problem("", f"cannot read it: {reason}")]) from None
     except UnicodeDecodeError as exc:
         raise DatasetError(str(path), [Problem("", f"not UTF-8 text ({exc.reason})")]) from None
     try:

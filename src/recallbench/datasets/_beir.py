@@ -72,7 +72,12 @@ def _read_qrels_tsv(path: Path, problems: list[Problem]) -> dict[str, dict[str, 
         problems.append(Problem(str(path), "file not found"))
         return qrels
     with handle:
-        for number, row in enumerate(csv.reader(handle, delimiter="\t"), start=1):
+        try:
+            rows = list(csv.reader(handle, delimiter="\t"))
+        except UnicodeDecodeError as exc:
+            problems.append(Problem(str(path), f"not UTF-8 text ({exc.reason})"))
+            return qrels
+        for number, row in enumerate(rows, start=1):
             if not row or (number == 1 and row[0] == "query-id"):
                 continue
             if len(row) != 3:

@@ -15,6 +15,7 @@ from recallbench.core import (
     DatasetError,
     Problem,
 )
+from recallbench.core._dataset import MAX_GRADE
 from recallbench.core._validation import json_path, read_json, validate
 
 
@@ -78,13 +79,14 @@ def _traced(problem: Problem, data: Any, origins: Mapping[str, str]) -> Problem:
 
 
 def cross_reference_problems(data: Any) -> Iterator[Problem]:
-    """Problems pydantic cannot see: duplicate ids, unknown ids in qrels, unknown tiers,
-    empty texts.
+    """Problems pydantic cannot see: no documents or no queries, duplicate ids, unknown ids
+    in qrels, grades above 3, unknown tiers, empty texts.
 
     Works on raw JSON, skipping parts that are structurally wrong (pydantic reports those).
     """
     if not isinstance(data, dict):
         return
+    yield from _empty_lists(data)
     doc_ids = yield from _unique_ids(data.get("documents"), "documents")
     query_ids = yield from _unique_ids(data.get("queries"), "queries")
     yield from _empty_texts(data.get("documents"), "documents")
@@ -101,7 +103,9 @@ def cross_reference_problems(data: Any) -> Iterator[Problem]:
         if not isinstance(judged, dict) or doc_ids is None:
             continue
         members = unit_of.get(query_id)
-        for doc_id in judged:
+        for doc_id, grade in judged.items():
+            if isinstance(grade, int) and grade > MAX_GRADE:
+                yield Problem(json_path(["qrels", query_id, doc_id]), _GRADE_ABOVE.format(grade))
             if doc_id not in doc_ids:
                 location = json_path(["qrels", query_id, doc_id])
                 yield Problem(location, f"unknown document {json.dumps(doc_id)}")
@@ -112,6 +116,26 @@ def cross_reference_problems(data: Any) -> Iterator[Problem]:
                     f"document {json.dumps(doc_id)} is not in the query's unit, "
                     "so no system can return it",
                 )
+
+
+_GRADE_ABOVE = (
+    "grade {} is above "
+    + str(MAX_GRADE)
+    + ": grades run from 0 (not relevant) to 3 (highly relevant); a negative grade means "
+    "judged non-relevant"
+)
+
+_EMPTY = {
+    "documents": "the dataset has no documents: there is nothing to search",
+    "queries": "the dataset has no queries: there is nothing to evaluate",
+}
+
+
+def _empty_lists(data: dict[str, Any]) -> Iterator[Problem]:
+    for field, message in _EMPTY.items():
+        items = data.get(field)
+        if isinstance(items, list | tuple) and not items:
+            yield Problem(field, message)
 
 
 def _group_problems(

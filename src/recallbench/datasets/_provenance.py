@@ -93,12 +93,17 @@ def read_jsonl(path: Path, problems: list[Problem]) -> Iterator[tuple[int, dict[
     """(line number, object) of every non-blank line of a JSON Lines file; a missing file,
     a line that is not JSON or not an object is added to ``problems`` with its file:line."""
     try:
-        handle = path.open(encoding="utf-8")
+        handle = path.open("rb")  # decoded line by line, so that bad bytes are located
     except FileNotFoundError:
         problems.append(Problem(str(path), "file not found"))
         return
     with handle:
-        for number, line in enumerate(handle, start=1):
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                problems.append(Problem(f"{path}:{number}", f"not UTF-8 text ({exc.reason})"))
+                continue
             if not line.strip():
                 continue
             try:

@@ -70,6 +70,12 @@ def load_dataset(spec: str | Path = DEFAULT_DATASET) -> Dataset:
     path = Path(text)
     if is_beir_folder(path):
         return load_beir(path)
+    if path.is_dir():
+        formats = ", ".join(LOADERS)
+        raise UnknownNameError(
+            f"not a dataset: {text} (a folder; expected a JSON file or a FORMAT:PATH, "
+            f"FORMAT one of {formats})"
+        )
     if path.exists() or path.suffix == ".json":
         return load_json_dataset(path)
     names = ", ".join(bundled_datasets())

@@ -15,7 +15,7 @@ from recallbench._lazy import lazy_exports
 if TYPE_CHECKING:
     from recallbench.store._engine import default_store_url
     from recallbench.store._model import StoredRun
-    from recallbench.store._store import Store, open_store
+    from recallbench.store._store import Store, check_store, open_store
     from recallbench.store._telemetry import (
         FEEDBACK_KINDS,
         JUDGMENT_SOURCES,
@@ -32,6 +32,7 @@ __all__ = [
     "QueryLogEntry",
     "Store",
     "StoredRun",
+    "check_store",
     "default_store_url",
     "open_store",
 ]

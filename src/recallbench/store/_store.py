@@ -62,6 +62,14 @@ def open_store(url: str | None = None, workspace: str = "default") -> Store:
     return Store(engine, display_url(url), workspace)
 
 
+def check_store(url: str | None = None, workspace: str = "default") -> str:
+    """Open the store at ``url`` and close it again, so that a bad URL or an unreachable
+    database stops a command before its work (a run) rather than after it. Returns the URL,
+    password masked; ConfigError as :func:`open_store`."""
+    with open_store(url, workspace) as store:
+        return store.url
+
+
 class Store(TelemetryStore):
     """Runs and telemetry recorded in one workspace of a store. Use as a context manager,
     or ``close()``."""
