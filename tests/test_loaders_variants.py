@@ -65,7 +65,9 @@ def test_locomo_turn_without_text_is_a_located_error(tmp_path: Path) -> None:
 
 
 def test_locomo_folder_of_one_conversation_files(tmp_path: Path) -> None:
-    write(tmp_path / "a.json", conversation("a", session_1=[turn("D1:1", "one")]))
+    first = conversation("a", session_1=[turn("D1:1", "one")])
+    first["qa"] = [{"question": "One?", "answer": "one", "evidence": ["D1:1"], "category": 1}]
+    write(tmp_path / "a.json", first)  # a question: a dataset without one is refused
     write(tmp_path / "b.json", [conversation("b", session_1=[turn("D1:1", "two")])])
     dataset = load_locomo(tmp_path)
     assert set(dataset.units) == {"a", "b"}
