@@ -75,9 +75,18 @@ def trec_order(query: Index, score: FloatArray, doc: Any, distinct: int) -> Orde
     ties = np.flatnonzero(same & (s[1:] == s[:-1]))
     if not len(ties):
         return Ordering(order, NO_SWAPS, NO_SWAPS)
-    positions = np.union1d(ties, ties + 1)
+    # position i ties with i + 1 for each i in ``ties`` (sorted): boolean masks find the
+    # tied positions and where each group of them opens in linear time (np.union1d and
+    # np.isin hash or sort, which measured 3.5 s on a run of 2M lines with 100 scores)
+    tied_with_next = np.zeros(len(q), dtype=bool)
+    tied_with_next[ties] = True
+    tied = tied_with_next.copy()
+    tied[ties + 1] = True
+    positions = np.flatnonzero(tied)
+    del tied
     opens_group = np.ones(len(positions), dtype=bool)
-    opens_group[1:] = ~np.isin(positions[1:] - 1, ties)
+    opens_group[1:] = ~tied_with_next[positions[1:] - 1]
+    del tied_with_next
     pa = arrow()
     source = positions if order is None else order[positions]
     table = pa.Table.from_arrays(
