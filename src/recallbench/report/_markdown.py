@@ -70,7 +70,12 @@ def render_markdown(report: Report) -> str:
         f"- queries: {counts.queries} · evaluated {counts.evaluated} · "
         f"no relevant judgments {counts.no_relevant} (not in the means) · "
         f"failed {counts.failed} · missing {counts.missing} · "
-        f"duplicate results {counts.duplicates}",
+        f"duplicate results {counts.duplicates}"
+        + (
+            f" · the system's process restarted {report.system.restarts} times (it hung or died)"
+            if report.system.restarts
+            else ""
+        ),
         *(f"- **warning:** {warning}" for warning in report.warnings),
         "",
         "## Summary",

@@ -53,6 +53,7 @@ def render_terminal(report: Report, console: Console) -> None:
         f"queries {counts.queries} · evaluated {counts.evaluated} · "
         f"no relevant judgments {counts.no_relevant} (not in the means) · "
         f"failed {counts.failed} · missing {counts.missing}"
+        + (f" · restarts {report.system.restarts}" if report.system.restarts else "")
     )
     if not report.system_scores:
         console.print("the system returned no scores: results evaluated in the order returned")
