@@ -90,7 +90,9 @@ def trec_order(query: Index, score: FloatArray, doc: Any, distinct: int) -> Orde
     pa = arrow()
     source = positions if order is None else order[positions]
     table = pa.Table.from_arrays(
-        [from_numpy(np.cumsum(opens_group)), take(doc, source)], ["group", "doc"]
+        # int32 group numbers (fewer than the rows): half the memory of int64
+        [from_numpy(np.cumsum(opens_group, dtype=np.int32)), take(doc, source)],
+        ["group", "doc"],
     )
     inner = as_numpy(
         pa.compute.sort_indices(table, sort_keys=[("group", "ascending"), ("doc", "descending")])
