@@ -274,6 +274,22 @@ def test_a_hash_collision_steps_aside_rather_than_refuse(
     assert same_run(run) == ({"q1": ["d1", "d2"], "q2": ["d1"]}, "t")
 
 
+@pytest.mark.parametrize("run_bytes", [RUN, RUN + b"q2 Q0 d3 2 0.25 t\n"])
+def test_hashes_equal_in_their_high_half_only_stay_on_the_fast_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_bytes: bytes
+) -> None:
+    """Blocks are first compared on their hashes' high 32 bits; equal high halves (made
+    here for every id) are compared again on all 64 bits, not refused."""
+
+    def low_only(column: Sized) -> npt.NDArray[np.uint64]:
+        return np.arange(len(column), dtype=np.uint64)
+
+    monkeypatch.setattr(_fast_read, "_string_hashes", low_only)
+    run = write(tmp_path / "run", run_bytes)
+    assert _trec._fast_run(run) is not None
+    same_run(run)
+
+
 def test_string_hashes_depend_on_the_bytes_only() -> None:
     """Equal ids hash equally wherever they are (chunk, offset, end of a buffer); ids that
     differ, by one byte, by length or by trailing NUL bytes, hash differently."""
