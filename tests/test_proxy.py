@@ -244,19 +244,23 @@ def test_streamable_http_proxy_gives_the_same_answers(
 ) -> None:
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
 
     url = f"sqlite:///{tmp_path / 'telemetry.db'}"
     port = _free_port()
     command = proxy_command(
         "--profile", "server-memory", "--store", url, "--validate-tool", "--http", str(port)
     )
+    token = "the-proxy-token"  # given in the environment, as the proxy's help suggests
+    environment = {**os.environ, "RECALLBENCH_PROXY_TOKEN": token}
 
     async def scenario() -> tuple[Transcript, str | None, int]:
-        process = await asyncio.create_subprocess_exec(*command)
+        process = await asyncio.create_subprocess_exec(*command, env=environment)
         try:
             await wait_for_listener(f"http://127.0.0.1:{port}/mcp", 60, process)
             async with (
-                streamable_http_client(f"http://127.0.0.1:{port}/mcp") as streams,
+                create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http,
+                streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http) as streams,
                 ClientSession(streams[0], streams[1]) as session,
             ):
                 await session.initialize()

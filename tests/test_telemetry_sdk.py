@@ -168,7 +168,9 @@ def test_a_logger_collected_without_close_writes_what_it_queued() -> None:
 # --- never block, never raise -------------------------------------------------------------
 
 
-def test_a_full_queue_drops_and_counts_without_blocking_the_caller() -> None:
+def test_a_full_queue_drops_and_counts_without_blocking_the_caller(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     sink = RecordingSink(hold=True)
     logger = make(sink, queue_size=50, batch_size=1)
     logger.log_search("first", ["m1"])
@@ -184,8 +186,12 @@ def test_a_full_queue_drops_and_counts_without_blocking_the_caller() -> None:
     assert logger.stats.dropped == 30
     sink.release.set()
     logger.close(WAIT)
-    assert logger.stats == TelemetryStats(queued=51, written=51, dropped=30, errors=0, batches=51)
+    assert logger.stats == TelemetryStats(
+        queued=51, written=51, dropped=30, errors=0, batches=51, overflowed=30
+    )
     assert [entry.text for entry in sink.queries] == ["first"] + [f"q{i}" for i in range(50)]
+    full = [r for r in caplog.records if "queue is full" in r.getMessage()]
+    assert [r.levelname for r in full] == ["WARNING"]  # once, not 30 times
 
 
 def test_a_failed_write_is_retried_once() -> None:

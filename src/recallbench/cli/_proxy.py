@@ -10,6 +10,7 @@ import click
 
 from recallbench.cli._errors import reports_errors
 from recallbench.cli._options import store_option, workspace_option
+from recallbench.online._guard import TOKEN_ENV
 
 if TYPE_CHECKING:
     from recallbench.systems._profile import Profile
@@ -23,12 +24,20 @@ Examples:
   recallbench proxy --profile server-memory --validate-tool --workspace team-a
   recallbench proxy --profile agentrecall --store postgresql://rb@db/recallbench
   recallbench proxy --profile server-memory --http 8765    # http://127.0.0.1:8765/mcp
+  RECALLBENCH_PROXY_TOKEN=... recallbench proxy --profile server-memory --http 8765
+  recallbench proxy --profile server-memory --no-texts     # no query or memory text stored
+  recallbench proxy --profile server-memory --redact 'sk-[A-Za-z0-9]+'   # API keys
   recallbench proxy -- node my-memory-server.js --db memory.db   # forward only
   recallbench proxy --profile my-server.toml -- python server.py  # profile's rules, own command
 In an MCP client's configuration, give `recallbench proxy ...` as the server's command.
 Logged: each search (query, ranked ids and texts, latency); feedback read_after_search,
 re_search (near-duplicate query within 120 s), scroll_past (shown, never read) and, with
 --validate-tool, memory_validate's verdicts.
+Over HTTP, clients send `Authorization: Bearer TOKEN` (the token is printed at start
+unless given) and browser pages are refused unless their origin is --allow-origin.
+A call the server does not answer within the profile's call_timeout gets a JSON-RPC
+error; when the server exits, the proxy writes the telemetry and exits with status 2.
+At exit it prints how many records were written, dropped and lost.
 """,
 )
 @click.option(
@@ -58,6 +67,48 @@ re_search (near-duplicate query within 120 s), scroll_past (shown, never read) a
     is_flag=True,
     help="Add a memory_validate(id, useful, query_id) tool for agents to rate results.",
 )
+@click.option(
+    "--call-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="Seconds a forwarded request may take before the agent gets an error "
+    "(default: the profile's call_timeout, 30 without a profile).",
+)
+@click.option(
+    "--no-texts",
+    is_flag=True,
+    help="Store no query or memory text: a query becomes a fingerprint of its words and "
+    "its length, memories keep their ids only (harvest can then count and grade, but "
+    "not build documents).",
+)
+@click.option(
+    "--redact",
+    metavar="REGEX",
+    multiple=True,
+    help="Replace matches in queries and memory texts by [redacted] before they are "
+    "stored (repeatable).",
+)
+@click.option(
+    "--token",
+    envvar=TOKEN_ENV,
+    metavar="TOKEN",
+    help=f"With --http: the bearer token clients must send (or ${TOKEN_ENV}; "
+    "default: a new one, printed at start).",
+)
+@click.option(
+    "--no-auth",
+    is_flag=True,
+    help="With --http: accept requests without a token (any local process can then read "
+    "and write the memory).",
+)
+@click.option(
+    "--allow-origin",
+    "allow_origins",
+    metavar="ORIGIN",
+    multiple=True,
+    help="With --http: a browser origin (e.g. http://localhost:3000) allowed to connect; "
+    "requests with any other Origin are refused (repeatable).",
+)
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @reports_errors
 def proxy(
@@ -67,6 +118,12 @@ def proxy(
     workspace: str,
     http_port: int | None,
     validate_tool: bool,
+    call_timeout: float | None,
+    no_texts: bool,
+    redact: tuple[str, ...],
+    token: str | None,
+    no_auth: bool,
+    allow_origins: tuple[str, ...],
     command: tuple[str, ...],
 ) -> None:
     """Serve an MCP memory server's tools through a logging proxy (MCP over stdio, or
@@ -75,6 +132,7 @@ def proxy(
 
     from recallbench.core import ConfigError, RecallbenchError
     from recallbench.online._serve import ProxyOptions, serve
+    from recallbench.telemetry._privacy import TextPolicy
 
     if profile_name is None and not command:
         raise click.UsageError("give --profile NAME, or the server's command after --")
@@ -82,6 +140,11 @@ def proxy(
         raise click.UsageError("--store-dir is the profile's {workdir}: it needs --profile")
     if not workspace:
         raise ConfigError("the workspace must not be empty")
+    if no_auth and token:
+        raise click.UsageError(f"--no-auth and a token (--token or ${TOKEN_ENV}) contradict")
+    if token is not None and not token.strip():
+        raise ConfigError(f"the token (--token or ${TOKEN_ENV}) must not be empty")
+    TextPolicy.of(not no_texts, redact)  # a bad pattern is refused before anything starts
     options = ProxyOptions(
         profile=_profile(profile_name) if profile_name else None,
         command=command,
@@ -90,6 +153,12 @@ def proxy(
         workspace=workspace,
         http_port=http_port,
         validate_tool=validate_tool,
+        call_timeout=call_timeout,
+        store_texts=not no_texts,
+        redact=redact,
+        token=token,
+        auth=not no_auth,
+        allow_origins=allow_origins,
     )
     try:
         anyio.run(serve, options)

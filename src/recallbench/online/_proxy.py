@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
     from recallbench.online._upstream import Upstream
-    from recallbench.telemetry import TelemetryLogger
+    from recallbench.telemetry import TelemetryLogger, TelemetryStats
 
 VALIDATE_TOOL = "memory_validate"
 SESSION_IDLE = 1800.0
@@ -148,6 +148,23 @@ class ProxySession:
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
     rules: SessionFeedback = field(default_factory=SessionFeedback)
     seen: float = field(default_factory=time.monotonic)
+
+
+CLOSE_TIMEOUT = 5.0
+"""Seconds the proxy waits at exit for the store to take the queued records."""
+
+
+def telemetry_summary(stats: TelemetryStats) -> str:
+    """The line the proxy prints at exit: every record accounted for."""
+    full = stats.overflowed
+    refused = stats.dropped - full
+    line = (
+        f"telemetry: {stats.written} written, {full} dropped (queue full), "
+        f"{stats.lost} lost at exit (store unreachable)"
+    )
+    if refused:
+        line += f", {refused} dropped (refused by the store or malformed; see above)"
+    return line
 
 
 def warn(message: str) -> None:
@@ -290,16 +307,12 @@ class Proxy:
         if telemetry is None:
             return
         try:
-            telemetry.close()
+            telemetry.close(CLOSE_TIMEOUT)
             stats = telemetry.stats
         except Exception as error:
             warn(f"could not write the telemetry: {error}")
             return
-        if stats.dropped or stats.errors:
-            warn(
-                f"telemetry: {stats.written} records written, {stats.dropped} dropped, "
-                f"{stats.errors} errors (see the messages above)"
-            )
+        warn(telemetry_summary(stats))
 
     def _end(self, session: ProxySession) -> None:
         try:

@@ -5,7 +5,12 @@ telemetry before the upstream server is stopped.
 Over stdio, a signal while the client still holds our input open cannot end the SDK's
 reader (a thread blocked reading standard input): after writing the telemetry, the proxy
 waits ``SIGNAL_GRACE`` seconds for a clean end, then exits as a plain stdio server would on
-that signal (a stdio upstream server sees its input close and ends too).
+that signal (a stdio upstream server sees its input close and ends too). Over HTTP, clients
+still connected (an open event stream) get ``SHUTDOWN_GRACE`` seconds, then the connections
+are closed.
+
+When the upstream server exits, the call that found out gets an error, the proxy says so
+on standard error, writes the telemetry and stops with status 2 (``UpstreamLost``).
 """
 
 from __future__ import annotations
@@ -18,19 +23,36 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AsyncExitStack, contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import anyio
 
 from recallbench.core import ConfigError
+from recallbench.online._guard import Guard, new_token
 from recallbench.online._proxy import Proxy, Watch, warn
-from recallbench.online._upstream import Launch, Upstream, command_launch, profile_launch
+from recallbench.online._upstream import (
+    Launch,
+    Upstream,
+    UpstreamLost,
+    command_launch,
+    profile_launch,
+)
 from recallbench.systems._profile import Profile
 
 SIGNAL_GRACE = 1.0
 """Seconds a stdio proxy waits after a signal before exiting without the SDK's clean-up."""
+SHUTDOWN_GRACE = 2
+"""Seconds an HTTP proxy lets connected clients finish before closing their connections."""
+REPLY_GRACE = 0.5
+"""Seconds between the upstream's exit being noticed and the proxy stopping: the error
+reply to the call that noticed it goes out first."""
+MAX_BODY = 256 * 1024 * 1024
+"""Largest request the HTTP proxy accepts (the SDK's default, 4 MiB, refuses a large memory
+an agent writes)."""
+LOST_STATUS = 2
+"""Exit status when the upstream server exited (as :class:`UpstreamLost`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +68,16 @@ class ProxyOptions:
     http_port: int | None = None
     """Serve Streamable HTTP on 127.0.0.1:PORT/mcp instead of stdio."""
     validate_tool: bool = False
+    call_timeout: float | None = None
+    """Seconds per forwarded request; None: the profile's ``call_timeout`` (30 without)."""
+    store_texts: bool = True
+    redact: tuple[str, ...] = ()
+    token: str | None = None
+    """The HTTP bearer token; None: one is generated and printed."""
+    auth: bool = True
+    """False: no token asked over HTTP (``--no-auth``)."""
+    allow_origins: tuple[str, ...] = ()
+    """Browser origins allowed over HTTP (any other Origin is refused)."""
 
 
 async def serve(options: ProxyOptions) -> None:
@@ -67,9 +99,11 @@ async def serve(options: ProxyOptions) -> None:
             if options.http_port is None:
                 await _serve_stdio(server, proxy, upstream)
             else:
-                await _serve_http(server, proxy, options.http_port)
+                await _serve_http(server, proxy, upstream, options)
         finally:
             proxy.finish()  # before the upstream server stops (the stack closes)
+        if upstream.lost.is_set():
+            raise UpstreamLost(f"{upstream.launch.name}: the memory server exited")
 
 
 def _check_port(port: int) -> None:
@@ -91,14 +125,18 @@ def _name(options: ProxyOptions) -> str:
 
 def _launch(options: ProxyOptions, stack: AsyncExitStack) -> Launch:
     if options.profile is None:
-        return command_launch(options.command)
-    if options.store_dir is not None:
-        options.store_dir.mkdir(parents=True, exist_ok=True)
-        workdir = options.store_dir.resolve()
+        launch = command_launch(options.command)
     else:
-        workdir = Path(tempfile.mkdtemp(prefix=f"recallbench-proxy-{options.profile.name}-"))
-        stack.callback(shutil.rmtree, workdir, ignore_errors=True)
-    return profile_launch(options.profile, workdir, options.command)
+        if options.store_dir is not None:
+            options.store_dir.mkdir(parents=True, exist_ok=True)
+            workdir = options.store_dir.resolve()
+        else:
+            workdir = Path(tempfile.mkdtemp(prefix=f"recallbench-proxy-{options.profile.name}-"))
+            stack.callback(shutil.rmtree, workdir, ignore_errors=True)
+        launch = profile_launch(options.profile, workdir, options.command)
+    if options.call_timeout is not None:
+        launch = replace(launch, call_timeout=options.call_timeout)
+    return launch
 
 
 def _telemetry(options: ProxyOptions) -> Any:
@@ -112,42 +150,66 @@ def _telemetry(options: ProxyOptions) -> Any:
     except Exception as error:
         warn(f"telemetry is off: the store cannot be opened: {error}")
         return None
-    return TelemetryLogger(options.store_url, workspace=options.workspace)
+    return TelemetryLogger(
+        options.store_url,
+        workspace=options.workspace,
+        store_texts=options.store_texts,
+        redact=options.redact,
+    )
 
 
 async def _serve_stdio(server: Any, proxy: Proxy, upstream: Upstream) -> None:
     from mcp.server.stdio import stdio_server
 
-    def stop(signum: int) -> None:
+    def stop(status: int) -> None:
         group.cancel_scope.cancel()
-        timer = threading.Timer(SIGNAL_GRACE, _exit, (signum, upstream.pid))
+        timer = threading.Timer(SIGNAL_GRACE, _exit, (status, upstream.pid))
         timer.daemon = True  # a clean end within the grace does not wait for it
         timer.start()
 
     async with anyio.create_task_group() as group:
         group.start_soon(_on_signal, proxy, stop)
+        group.start_soon(_on_lost, proxy, upstream, stop)
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
         group.cancel_scope.cancel()
 
 
-async def _serve_http(server: Any, proxy: Proxy, port: int) -> None:
+async def _serve_http(server: Any, proxy: Proxy, upstream: Upstream, options: ProxyOptions) -> None:
     import uvicorn
+    from mcp.server.transport_security import TransportSecuritySettings
 
     class Web(uvicorn.Server):
         @contextmanager
         def capture_signals(self) -> Iterator[None]:  # signals are the proxy's (_on_signal)
             yield
 
-    app = server.streamable_http_app(host="127.0.0.1")
-    web = Web(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    port = options.http_port
+    assert port is not None
+    security = TransportSecuritySettings(  # Host checked by the SDK (DNS rebinding)
+        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+        allowed_origins=list(options.allow_origins),
+    )
+    app = server.streamable_http_app(
+        host="127.0.0.1", max_request_body_size=MAX_BODY, transport_security=security
+    )
+    token = (options.token or new_token()) if options.auth else None
+    config = uvicorn.Config(
+        Guard(app, token, options.allow_origins),
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        timeout_graceful_shutdown=SHUTDOWN_GRACE,
+    )
+    web = Web(config)
 
-    def stop(signum: int) -> None:
+    def stop(status: int) -> None:
         web.should_exit = True
 
     async with anyio.create_task_group() as group:
         group.start_soon(_on_signal, proxy, stop)
-        warn(f"serving http://127.0.0.1:{port}/mcp")
+        group.start_soon(_on_lost, proxy, upstream, stop)
+        warn(f"serving http://127.0.0.1:{port}/mcp{_access(options, token)}")
         try:
             await web.serve()
         except SystemExit:  # uvicorn's answer to a failed start (it has said why)
@@ -155,18 +217,39 @@ async def _serve_http(server: Any, proxy: Proxy, port: int) -> None:
         group.cancel_scope.cancel()
 
 
+def _access(options: ProxyOptions, token: str | None) -> str:
+    """How clients get in, for the line that says where the proxy serves."""
+    if token is None:
+        return " WITHOUT authentication (--no-auth): any local process can use it"
+    if options.token is not None:
+        return " (clients send the given token: Authorization: Bearer ...)"
+    return f"\n  clients must send the header: Authorization: Bearer {token}"
+
+
 async def _on_signal(proxy: Proxy, stop: Callable[[int], None]) -> None:
     """On SIGINT or SIGTERM: write the telemetry first, then stop serving."""
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async for signum in signals:
             proxy.finish()
-            stop(signum)
+            stop(128 + signum)
             return
 
 
-def _exit(signum: int, pid: int | None) -> None:
+async def _on_lost(proxy: Proxy, upstream: Upstream, stop: Callable[[int], None]) -> None:
+    """When the upstream server has exited: say so, write the telemetry, stop serving."""
+    await upstream.lost.wait()
+    warn(
+        f"{upstream.launch.name}: the memory server closed the connection (it exited; its "
+        f"own messages, if any, are above); stopping with status {LOST_STATUS}"
+    )
+    await anyio.sleep(REPLY_GRACE)
+    proxy.finish()
+    stop(LOST_STATUS)
+
+
+def _exit(status: int, pid: int | None) -> None:
     """End now (the telemetry is written): stop a Streamable HTTP upstream we started."""
     if pid is not None:
         with suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
-    os._exit(128 + signum)
+    os._exit(status)

@@ -4,6 +4,14 @@ or from a command line, reached over stdio or Streamable HTTP with the official 
 Requests are forwarded as they came and answers kept as the JSON the server sent (checked
 by the SDK against the negotiated protocol version, never re-shaped into our own types),
 so that what the proxy returns is what the server said.
+
+Faults become JSON-RPC errors the agent sees, never a call left unanswered: a request the
+server does not answer within ``call_timeout`` (the profile's) gets a ``REQUEST_TIMEOUT``
+error (and the server a cancellation); when the server's connection closes (it exited or
+crashed) the request gets a ``CONNECTION_CLOSED`` error naming the server, and
+:attr:`Upstream.lost` is set, on which the proxy stops with an error (it does not restart
+the server: the agent's client sees the proxy end and reports it, or restarts it, as for
+any MCP server that dies).
 """
 
 from __future__ import annotations
@@ -42,6 +50,8 @@ class Launch:
     """None: the proxy's working directory."""
     url: str | None = None
     startup_timeout: float = 30.0
+    call_timeout: float = 30.0
+    """Seconds a forwarded request may take before the agent gets a timeout error."""
 
 
 def profile_launch(profile: Profile, workdir: Path, command: tuple[str, ...] = ()) -> Launch:
@@ -59,6 +69,7 @@ def profile_launch(profile: Profile, workdir: Path, command: tuple[str, ...] = (
         cwd=workdir,
         url=fill(server.url, places) if server.url else None,
         startup_timeout=server.startup_timeout,
+        call_timeout=server.call_timeout,
     )
 
 
@@ -69,11 +80,20 @@ def command_launch(command: tuple[str, ...]) -> Launch:
     return Launch(name=Path(command[0]).name, command=command)
 
 
+class UpstreamLost(SystemUnderTestError):
+    """The upstream server closed the connection while the proxy served (it exited)."""
+
+
 class Upstream:
     """A connected upstream session; :meth:`request` returns answers as raw JSON."""
 
-    def __init__(self, session: Any, initialized: Any, pid: int | None = None) -> None:
+    def __init__(
+        self, session: Any, initialized: Any, pid: int | None = None, launch: Launch | None = None
+    ) -> None:
         self.session = session
+        self.launch = launch or Launch("upstream", ())
+        self.lost = anyio.Event()
+        """Set when the server's connection closed (the proxy stops)."""
         self.initialized = initialized
         """The server's ``InitializeResult``: identity, capabilities, instructions."""
         self.pid = pid
@@ -103,12 +123,33 @@ class Upstream:
             raise
         except Exception as error:
             raise SystemUnderTestError(f"{launch.name}: server failed to start: {error}") from None
-        return cls(session, initialized, pid)
+        return cls(session, initialized, pid, launch)
 
     async def request(self, request: Any) -> dict[str, Any]:
         """Send a typed request; the result as the JSON object the server answered.
-        The server's JSON-RPC errors are raised as the SDK's ``MCPError``, unchanged."""
-        answer: dict[str, Any] = await self.session.send_request(request, _RAW)
+        The server's JSON-RPC errors are raised as the SDK's ``MCPError``, unchanged; a
+        timeout (``call_timeout``) or a closed connection as an ``MCPError`` that says so."""
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
+        name, timeout = self.launch.name, self.launch.call_timeout
+        try:
+            answer: dict[str, Any] = await self.session.send_request(
+                request, _RAW, request_read_timeout_seconds=timeout
+            )
+        except MCPError as error:
+            method = getattr(request, "method", "the request")
+            if error.code == REQUEST_TIMEOUT:
+                message = (
+                    f"recallbench proxy: {name} did not answer {method} within {timeout:g} s "
+                    "(the profile's call_timeout)"
+                )
+                raise MCPError(REQUEST_TIMEOUT, message) from None
+            if error.code == CONNECTION_CLOSED and error.error.message == "Connection closed":
+                self.lost.set()
+                message = f"recallbench proxy: {name} closed the connection (it exited)"
+                raise MCPError(CONNECTION_CLOSED, message) from None
+            raise
         return answer
 
     async def tool_names(self) -> list[str]:
@@ -160,5 +201,7 @@ async def _http(launch: Launch, stack: AsyncExitStack) -> tuple[Any, Any, int | 
         )
         stack.push_async_callback(stop_process, process)
     await wait_for_listener(launch.url, launch.startup_timeout, process)
-    streams = await stack.enter_async_context(streamable_http_client(launch.url))
+    # no limit on the size of an answer: the server's answer is the agent's, whatever its size
+    client = streamable_http_client(launch.url, max_sse_event_size=None)
+    streams = await stack.enter_async_context(client)
     return streams[0], streams[1], process.pid if process else None

@@ -9,6 +9,7 @@ sent anywhere but the store URL (or sink) given here.
 from __future__ import annotations
 
 import os
+import re
 import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -25,6 +26,7 @@ from recallbench.store._telemetry import (
     Judgment,
     QueryLogEntry,
 )
+from recallbench.telemetry._privacy import TextPolicy
 from recallbench.telemetry._span import SearchMeta, SearchSpan, wrap_search
 from recallbench.telemetry._writer import (
     Sink,
@@ -50,7 +52,11 @@ class TelemetryLogger:
     the first write in the writer thread; ``sink`` replaces the store with anything that has
     ``write(queries, feedback, judgments)``. When the queue (``queue_size`` records) is
     full, new records are dropped and counted (:attr:`stats`). Use as a context manager, or
-    call :meth:`close`; a clean interpreter exit writes what is still queued anyway.
+    call :meth:`close`; a clean interpreter exit (or SIGTERM) writes what is still queued.
+
+    ``store_texts=False`` stores a fingerprint and the length of each query instead of its
+    text, and no memory texts; ``redact`` patterns (regular expressions) are replaced by
+    ``[redacted]`` in queries and memory texts. Both apply before a record is queued.
 
     Every method may be called from any thread, and from asyncio code: logging never waits
     for I/O. Nothing is sent anywhere but the given store (or sink).
@@ -65,6 +71,8 @@ class TelemetryLogger:
         batch_size: int = 500,
         flush_interval: float = 0.25,
         sink: Sink | None = None,
+        store_texts: bool = True,
+        redact: Sequence[str | re.Pattern[str]] = (),
     ) -> None:
         problems = []
         if store is not None and sink is not None:
@@ -79,6 +87,8 @@ class TelemetryLogger:
             problems.append(f"flush_interval must be positive (got {flush_interval})")
         if problems:
             raise ConfigError("TelemetryLogger: " + "; ".join(problems))
+        self.texts = TextPolicy.of(store_texts, redact)
+        """What of the query and memory texts is stored (see :mod:`._privacy`)."""
         self.store_url = store
         """The store URL given (None: the default store)."""
         self.workspace = workspace
@@ -226,6 +236,8 @@ class TelemetryLogger:
                 found_channels.update((name, tuple(found)) for name, found in channels.items())
             if texts:
                 found_texts.update(texts)
+            if not self.texts.keeps_everything:
+                query, found_texts = self.texts.query(query), self.texts.texts(found_texts)
             entry = QueryLogEntry(
                 query_id=query_id,
                 text=query,
@@ -258,14 +270,19 @@ class TelemetryLogger:
         True if that happened within ``timeout`` seconds (None: wait as long as it takes)."""
         return self._writer.flush(timeout)
 
-    def close(self, timeout: float | None = 5.0) -> None:
+    def close(self, timeout: float | None = 5.0) -> bool:
         """Write what is queued and stop the writer thread, waiting at most ``timeout``
-        seconds; later records are dropped and counted. Closing again does nothing."""
+        seconds; later records are dropped and counted. True if everything was handled in
+        time; otherwise what is still pending is counted in ``stats.lost`` (and the exit
+        does not wait for it again). Closing again does nothing (and returns True)."""
         if self._closed:
-            return
+            return True
         self._closed = True
         self._writer.stop()
-        self._writer.join(timeout)
+        if self._writer.join(timeout):
+            return True
+        self._writer.give_up()
+        return False
 
     @property
     def closed(self) -> bool:

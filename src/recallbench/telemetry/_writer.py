@@ -12,7 +12,13 @@ A flush puts a marker on the queue: the writer writes what it holds as soon as i
 the marker, so everything queued before it is written (or counted as dropped) when the
 marker is released. On a clean interpreter exit an ``atexit`` hook stops every running
 writer and waits (at most :data:`EXIT_TIMEOUT` seconds in all) until their queues are
-written; ``os._exit``, a kill or a crash loses what is still queued.
+written. SIGTERM, when the program left it at its default, does the same and then ends the
+process with status 128 + 15 (see :func:`flush_on_sigterm`). ``os._exit``, SIGKILL or a
+crash loses what is still queued.
+
+Nothing is lost silently: a record the queue refused is counted in ``dropped`` and
+``overflowed`` (the first overflow is a warning); one still queued or being written when a
+close or the exit gave up waiting is counted in ``lost`` (and warned about at exit).
 """
 
 from __future__ import annotations
@@ -20,7 +26,10 @@ from __future__ import annotations
 import atexit
 import contextlib
 import logging
+import os
 import queue
+import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -81,6 +90,12 @@ class TelemetryStats:
     input, each search that raised inside ``search()`` or ``searched``."""
     batches: int
     """Successful ``write`` calls."""
+    overflowed: int = 0
+    """Of ``dropped``: records refused because the queue was full."""
+    lost: int = 0
+    """Records accepted on the queue but neither written nor dropped when a close (or the
+    exit) gave up waiting for the writer: the store was unreachable or too slow. The writer
+    keeps trying while the process lives; what it still writes leaves this count."""
 
 
 class StoreSink:
@@ -150,7 +165,12 @@ class Writer:
         self._interval = flush_interval
         self._lock = threading.Lock()
         self._queued = self._written = self._dropped = self._errors = self._batches = 0
-        self._warned = False
+        self._overflowed = 0
+        self._failed = 0
+        """Of ``_dropped``: records that were queued (and then given up)."""
+        self._gave_up = False
+        """A close or the exit stopped waiting for this writer: what is pending is lost."""
+        self._warned = self._warned_full = False
         self._stopping = threading.Event()
         self._wake = threading.Event()
         """Cuts the writer's wait for more records short: a full batch, a flush, a stop."""
@@ -172,8 +192,19 @@ class Writer:
                 self._queue.put_nowait(item)
             except queue.Full:
                 self._dropped += count
-                return False
-            self._queued += count
+                self._overflowed += count
+                first, self._warned_full = not self._warned_full, True
+                full = True
+            else:
+                self._queued += count
+                full = first = False
+        if full:
+            if first:  # once per writer: the caller's thread must stay cheap
+                _log.warning(
+                    "recallbench telemetry: the queue is full (the store is slower than the "
+                    "records come); records are dropped and counted"
+                )
+            return False
         if not self._wake.is_set() and self._queue.qsize() >= self._batch_size - 1:
             self._wake.set()  # with the record the writer holds, a batch is full
         return True
@@ -192,8 +223,28 @@ class Writer:
     def stats(self) -> TelemetryStats:
         with self._lock:
             return TelemetryStats(
-                self._queued, self._written, self._dropped, self._errors, self._batches
+                self._queued,
+                self._written,
+                self._dropped,
+                self._errors,
+                self._batches,
+                self._overflowed,
+                self._pending() if self._gave_up else 0,
             )
+
+    def _pending(self) -> int:
+        """Records accepted and not yet written or given up (under the lock)."""
+        return self._queued - self._written - self._failed
+
+    def give_up(self) -> int:
+        """Stop waiting for this writer (a close or the exit timed out): its pending records
+        count as lost from now on, and the exit hook does not wait for it again. Returns
+        how many are lost."""
+        with self._lock:
+            self._gave_up = True
+            lost = self._pending()
+        _ended(self)
+        return lost
 
     def flush(self, timeout: float | None) -> bool:
         """Wait until everything queued so far is handled; True if that happened in time."""
@@ -263,6 +314,7 @@ class Writer:
                 break
         with self._lock:
             self._dropped += len(records)
+            self._failed += len(records)
         for flush in flushes:
             flush.done.set()
 
@@ -368,6 +420,7 @@ class Writer:
         with self._lock:
             self._written += len(records) - refused
             self._dropped += refused
+            self._failed += refused
             if refused < len(records):
                 self._batches += 1
         if refused:
@@ -403,9 +456,10 @@ def _started(writer: Writer) -> None:
     global _hooked
     with _running_lock:
         _running.add(writer)
-        if not _hooked:
-            atexit.register(stop_all)
-            _hooked = True
+        first, _hooked = not _hooked, True
+    if first:
+        atexit.register(stop_all)
+    flush_on_sigterm()
 
 
 def _ended(writer: Writer) -> None:
@@ -415,14 +469,65 @@ def _ended(writer: Writer) -> None:
 
 def stop_all(timeout: float = EXIT_TIMEOUT) -> bool:
     """Stop every running writer and wait for them (``timeout`` seconds in all); the
-    ``atexit`` hook. True if all of them ended in time."""
+    ``atexit`` hook. True if all of them ended in time; the records of those that did not
+    are counted as lost, and said so on standard error (logging may be shut down)."""
     with _running_lock:
         writers = list(_running)
     for writer in writers:
         writer.stop()
     deadline = time.monotonic() + timeout
-    ended = [writer.join(max(0.0, deadline - time.monotonic())) for writer in writers]
-    return all(ended)
+    late = [w for w in writers if not w.join(max(0.0, deadline - time.monotonic()))]
+    lost = sum(writer.give_up() for writer in late)
+    if lost:
+        print(
+            f"recallbench telemetry: {lost} records lost at exit: the store did not take them "
+            f"within {timeout:g} s",
+            file=sys.stderr,
+            flush=True,
+        )
+    return not late
+
+
+# --- SIGTERM -----------------------------------------------------------------------------
+
+_sigterm_pid: int | None = None
+"""The process that installed the SIGTERM handler (a forked child installs its own)."""
+_terminate = threading.Event()
+
+
+def flush_on_sigterm() -> bool:
+    """Make SIGTERM write the queued telemetry before the process ends, as a clean exit
+    (and SIGINT's KeyboardInterrupt) does; the default handler would end the process at once
+    and lose it. Only when SIGTERM is at its default and this is the main thread: a program
+    that handles SIGTERM itself keeps its handler (and should close its loggers there).
+    The process then ends with status 128 + 15 without running other exit code, as the
+    default action would have ended it. True if the handler is (now) installed."""
+    global _sigterm_pid
+    if _sigterm_pid == os.getpid():
+        return True
+    if threading.current_thread() is not threading.main_thread():
+        return False
+    try:
+        if signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, _on_sigterm):
+            return False  # (ours: inherited by a forked child, which has no terminator)
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    except (ValueError, OSError):  # no signals here (an embedded interpreter)
+        return False
+    _sigterm_pid = os.getpid()
+    _terminate.clear()
+    threading.Thread(target=_terminator, name="recallbench-sigterm", daemon=True).start()
+    return True
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    # the main thread may hold a writer's lock right now: the waiting is done elsewhere
+    _terminate.set()
+
+
+def _terminator() -> None:
+    _terminate.wait()
+    stop_all()
+    os._exit(128 + signal.SIGTERM)
 
 
 def forget_all_after_fork() -> list[Writer]:
