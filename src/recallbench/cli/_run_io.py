@@ -52,14 +52,27 @@ class ReaderMayLeave:
 
 def writable_folder(folder: Path, flag: str) -> None:
     """ConfigError naming ``folder`` and the system's reason when files cannot be created
-    in it (made when missing): checked before a run, so that none is run in vain."""
+    in it: checked before a run, so that none is run in vain. Folders made for the probe
+    are removed again, so a run that then fails leaves nothing behind."""
+    missing = []
+    for ancestor in (folder, *folder.parents):
+        if ancestor.exists():
+            break
+        missing.append(ancestor)
+    made: list[Path] = []
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        for part in reversed(missing):
+            part.mkdir()
+            made.append(part)
         handle, probe = tempfile.mkstemp(prefix=".recallbench-probe-", dir=folder)
         os.close(handle)
         os.unlink(probe)
     except OSError as error:
         raise ConfigError(f"{flag} {folder}: cannot write there ({_reason(error)})") from None
+    finally:
+        for part in reversed(made):
+            with contextlib.suppress(OSError):
+                part.rmdir()
 
 
 def written(action: str, folder: Path, error: OSError) -> ConfigError:
