@@ -377,3 +377,45 @@ def test_http_proxy_needs_its_token_and_refuses_foreign_origins(tmp_path: Path) 
     found, banner = asyncio.run(statuses())
     assert "serving http://127.0.0.1:" in banner
     assert found == {"none": 401, "wrong": 401, "token": 200, "page": 403, "allowed": 200}
+
+
+# --- what of the texts the proxy stores ----------------------------------------------------
+
+
+@pytest.mark.parametrize("option", ["--redact", "--no-texts"])
+def test_the_proxy_stores_no_text_it_was_told_to_hide(option: str, tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'telemetry.db'}"
+    hide = ("--redact", r"sk-\w+", "--redact", "Ana") if option == "--redact" else (option,)
+
+    async def scenario() -> tuple[int, str]:
+        async with stdio_proxy("--profile", str(profile(tmp_path)), "--store", url, *hide) as proxy:
+            await proxy.call("write", content="Ana's key is sk-abc123")
+            answer = await proxy.call("search", query="key of Ana sk-zzz")
+            assert "sk-abc123" in text_of(answer)  # the agent's answer is untouched
+            return await proxy.finish()
+
+    status, stderr = asyncio.run(scenario())
+    assert status == 0, stderr
+    with open_store(url) as store:
+        [entry] = store.query_log()
+    stored = entry.text + json.dumps(entry.texts)
+    assert "sk-" not in stored and "Ana" not in stored
+    if option == "--redact":
+        assert entry.text == "key of [redacted] [redacted]"
+        assert list(entry.texts.values()) == [
+            "key of [redacted] [redacted]: [redacted]'s key is [redacted]"
+        ]
+    else:
+        assert entry.text.startswith("[withheld sha256:") and entry.texts == {}
+
+
+def test_proxy_option_errors() -> None:
+    from click.testing import CliRunner
+
+    from recallbench.cli import main
+
+    runner = CliRunner()
+    bad = runner.invoke(main, ["proxy", "--redact", "(", "--", "true"])
+    assert bad.exit_code == 2 and "redact pattern '('" in bad.output
+    both = runner.invoke(main, ["proxy", "--no-auth", "--token", "x", "--", "true"])
+    assert both.exit_code == 2 and "contradict" in both.output

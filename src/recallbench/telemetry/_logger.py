@@ -8,6 +8,7 @@ sent anywhere but the store URL (or sink) given here.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import threading
@@ -40,6 +41,7 @@ Result = str | Mapping[str, Any] | tuple[str, float]
 """One search result: an id, an ``(id, score)`` pair, or a dict with ``"id"`` and optional
 ``"text"`` and ``"channels"`` (the channel names that found it)."""
 F = TypeVar("F", bound=Callable[..., Any])
+_log = logging.getLogger("recallbench.telemetry")
 
 _KINDS = frozenset(FEEDBACK_KINDS)
 
@@ -281,7 +283,14 @@ class TelemetryLogger:
         self._writer.stop()
         if self._writer.join(timeout):
             return True
-        self._writer.give_up()
+        lost = self._writer.give_up()
+        if lost:
+            _log.warning(
+                "recallbench telemetry: %d records lost: %r did not take them within %s s",
+                lost,
+                self,
+                timeout,
+            )
         return False
 
     @property
