@@ -8,7 +8,11 @@ the results and validations, to a recallbench store, without slowing the search 
     telemetry.log_feedback(query_id, "read_after_search", doc_id="m7", rank=2)
 
 Calls only queue records (microseconds); a background thread writes them in batches, and
-a clean interpreter exit writes what is still queued. Nothing leaves the given store.
+a clean interpreter exit (or SIGTERM, when the program left it at its default) writes what
+is still queued; SIGKILL or a crash loses it. Records the queue refused are counted in
+``stats.dropped`` / ``overflowed``, records a close or the exit could not write in
+``stats.lost``; none is lost without a count and a warning. ``store_texts=False`` and
+``redact=[...]`` keep query and memory texts out of the store. Nothing leaves the given store.
 """
 
 from __future__ import annotations
