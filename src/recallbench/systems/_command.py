@@ -85,7 +85,7 @@ class CommandSystem:
         self._in_flight = False
         if not line:  # its output closed: the process ended, or is of no more use
             self._process = None
-            await _kill(process)
+            await _kill(process, grace=ENDING_GRACE)
             raise SystemUnderTestError(
                 f"{self.name}: the process ended (exit {process.returncode})"
             )
@@ -120,7 +120,18 @@ class CommandSystem:
             await _kill(process)
 
 
-async def _kill(process: asyncio.subprocess.Process) -> None:
+ENDING_GRACE = 2.0
+"""Seconds a process whose output closed gets to be reaped before it is killed."""
+
+
+async def _kill(process: asyncio.subprocess.Process, grace: float = 0.0) -> None:
+    """Stop ``process`` and reap it. A process that already ended is first given ``grace``
+    seconds to be reaped by asyncio: ``kill()`` on an ended but unreaped process reaps it
+    inside subprocess.Popen (its ``poll()``), and asyncio's watcher, finding no child, then
+    reports exit 255 instead of the real status."""
+    if grace > 0 and process.returncode is None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(process.wait()), grace)
     if process.returncode is None:
         with contextlib.suppress(ProcessLookupError):
             process.kill()
