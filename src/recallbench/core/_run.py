@@ -17,8 +17,9 @@ class Hit(Record):
     """One returned document, in the order the system returned it."""
 
     doc_id: StrictStr
-    score: float | None = None
-    """The system's own score, when it gives one."""
+    score: float | None = Field(default=None, allow_inf_nan=False)
+    """The system's own score, when it gives one: a finite number (JSON has no NaN or
+    infinity, and a TREC file holding one would be refused)."""
     channels: tuple[str, ...] = ()
     """Retrieval channels that produced this hit (lexical, dense, graph, ...)."""
     channel_ranks: dict[str, int] = Field(default_factory=dict, exclude_if=lambda value: not value)
