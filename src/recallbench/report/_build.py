@@ -15,10 +15,12 @@ from recallbench.datasets._provenance import loader_changes
 from recallbench.measures import Evaluation, Measure, Rules
 from recallbench.measures._dataset_eval import evaluate_dataset
 from recallbench.report._channels import channel_analysis
+from recallbench.report._intervals import IntervalSettings, interval_scale, intervals
 from recallbench.report._model import (
     Counts,
     Distribution,
     Group,
+    Interval,
     MeasureInfo,
     QueryReport,
     QueryStatus,
@@ -29,6 +31,10 @@ from recallbench.runner import git_revision
 
 WORST = 10
 RETURNED_SHOWN = 20
+BREAKDOWNS: dict[str, Callable[[QueryReport], str | None]] = {
+    "category": lambda query: query.category,
+    "intent": lambda query: query.intent,
+}
 
 
 def _finite(value: float) -> float | None:
@@ -51,10 +57,16 @@ def distribution(values: Sequence[float]) -> Distribution | None:
 
 
 def build_report(
-    dataset: Dataset, run: Run, measures: Sequence[Measure], rules: Rules | None = None
+    dataset: Dataset,
+    run: Run,
+    measures: Sequence[Measure],
+    rules: Rules | None = None,
+    interval_settings: IntervalSettings | None = None,
 ) -> Report:
-    """Score ``run`` against ``dataset`` (DESIGN §4 rules by default) into a report."""
+    """Score ``run`` against ``dataset`` (DESIGN §4 rules by default) into a report, every
+    mean with its bootstrap interval (``interval_settings``, default 95% BCa, seed 0)."""
     rules = rules or Rules(relevance_threshold=dataset.relevance_threshold)
+    interval_settings = interval_settings or IntervalSettings()
     by_query = {result.query_id: result for result in run.results}
     rankings = {
         result.query_id: [hit.doc_id for hit in result.hits]
@@ -88,6 +100,12 @@ def build_report(
         for index, query in enumerate(dataset.queries)
     ]
     stability = _stability(dataset, run)
+    overall, breakdowns = _intervals(
+        evaluation,
+        queries,
+        {key: _groups(queries, group_of) for key, group_of in BREAKDOWNS.items()},
+        interval_settings,
+    )
     return Report(
         created_at=datetime.now(UTC),
         recallbench_version=__version__,
@@ -110,14 +128,13 @@ def build_report(
             duplicates=sum(evaluation.duplicates.values()),
         ),
         means={name: _finite(value) for name, value in evaluation.means().items()},
+        intervals=overall,
+        bootstrap=interval_settings.describe(),
         latency_ms=distribution([r.latency_ms for r in run.results if r.latency_ms is not None]),
         output_bytes=distribution(
             [float(r.output_bytes) for r in run.results if r.output_bytes is not None]
         ),
-        breakdowns={
-            "category": _groups(queries, lambda q: q.category),
-            "intent": _groups(queries, lambda q: q.intent),
-        },
+        breakdowns=breakdowns,
         worst_queries=_worst(queries),
         details={
             name: {query: list(items) for query, items in per_query.items()}
@@ -251,6 +268,44 @@ def _groups(
         excluded = len(members) - len(scored)
         groups.append(Group(name=name, n=len(scored), excluded=excluded, means=means))
     return groups
+
+
+def _intervals(
+    evaluation: Evaluation,
+    queries: Sequence[QueryReport],
+    breakdowns: dict[str, list[Group]],
+    settings: IntervalSettings,
+) -> tuple[dict[str, Interval], dict[str, list[Group]]]:
+    """The interval of every mean, overall and per group, computed in one call so that
+    means over the same number of queries share their resamples."""
+    scales = {
+        name: interval_scale(measure, name in evaluation.aggregates)
+        for name, measure in evaluation.measures.items()
+        if name not in evaluation.texts
+    }
+    rows = [
+        (scale, evaluation.values[name][evaluation.population(name)])
+        for name, scale in scales.items()
+    ]
+    for key, groups in breakdowns.items():
+        members: dict[str, list[QueryReport]] = {}
+        for query in queries:
+            if (name := BREAKDOWNS[key](query)) is not None:
+                members.setdefault(name, []).append(query)
+        for group in groups:
+            for measure, scale in scales.items():
+                values = [v for q in members[group.name] if (v := q.values[measure]) is not None]
+                rows.append((scale, np.array(values, dtype=np.float64)))
+    found = iter(intervals(rows, settings))
+    overall = {name: next(found) for name in scales}
+    with_intervals = {
+        key: [
+            group.model_copy(update={"intervals": {name: next(found) for name in scales}})
+            for group in groups
+        ]
+        for key, groups in breakdowns.items()
+    }
+    return overall, with_intervals
 
 
 def _worst(queries: Sequence[QueryReport]) -> list[str]:

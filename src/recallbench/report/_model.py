@@ -49,6 +49,41 @@ class Distribution(Record):
     max: float
 
 
+SMALL_N: Final = 30
+"""Fewer queries than this: a bootstrap interval of a mean tends to be too narrow (it covers
+the true mean less often than its level says); reports flag such intervals."""
+
+
+class Interval(Record):
+    """The bootstrap confidence interval of one mean (``Report.bootstrap`` says how it was
+    made). ``low`` and ``high`` are null when there is none, and ``reason`` says why."""
+
+    n: int
+    """Queries the mean takes."""
+    low: float | None = None
+    high: float | None = None
+    small: bool = False
+    """n < ``Bootstrap.small_n``: the interval tends to cover the mean less often than its
+    level says."""
+    reason: str | None = None
+    """Why there is no interval (n < 2, or an aggregate that is not a mean of per-query
+    values)."""
+
+
+class Bootstrap(Record):
+    """How every interval of a report was made."""
+
+    method: Literal["bca", "percentile"]
+    level: float
+    """Confidence level (0.95)."""
+    resamples: int
+    seed: int
+    small_n: int = SMALL_N
+    """Groups with fewer queries are flagged: their intervals under-cover."""
+    description: str
+    """The procedure in words, with its citation."""
+
+
 class Group(Record):
     name: str
     n: int
@@ -56,6 +91,8 @@ class Group(Record):
     excluded: int
     """Queries of the group left out of the means."""
     means: dict[str, float | None]
+    intervals: dict[str, Interval] = Field(default_factory=dict)
+    """Per measure, the bootstrap interval of its mean over the group's queries."""
 
 
 class QueryReport(Record):
@@ -146,6 +183,11 @@ class Report(Record):
     counts: Counts
     means: dict[str, float | None]
     """Mean per measure over the evaluated queries (null when none)."""
+    intervals: dict[str, Interval] = Field(default_factory=dict)
+    """Per measure, the bootstrap interval of its mean (empty in reports made before
+    intervals were added)."""
+    bootstrap: Bootstrap | None = None
+    """How the intervals were made: method, level, resamples, seed."""
     latency_ms: Distribution | None
     output_bytes: Distribution | None
     breakdowns: dict[str, list[Group]] = Field(default_factory=dict)
