@@ -104,8 +104,9 @@ def bench(
             report = build_report(dataset, run, measures)
             write_outputs(out_dir / safe_name(dataset.name) / safe_name(system.name), run, report)
             reports.append(report)
-        render_leaderboard(reports, console)
-        boards.append(Board(dataset, reports))
+        board = Board(dataset, reports)
+        render_leaderboard(board.standings, console)
+        boards.append(board)
         if not no_store:
             record_history(reports, store_url, console)
     context = {

@@ -34,7 +34,7 @@ from recallbench.report import (
     render_terminal,
     write_outputs,
 )
-from recallbench.report._leaderboard import render_leaderboard, write_leaderboard
+from recallbench.report._leaderboard import render_leaderboard, standings, write_leaderboard
 from recallbench.report._session import DEFAULT_LIFT_MEASURE
 from recallbench.runner import DEFAULT_RESTARTS, EXIT_SYSTEM_FAILED, raise_for_failures, run_dataset
 from recallbench.systems import DEFAULT_SYSTEM, SystemUnderTest, create_system
@@ -232,8 +232,9 @@ def run(
         if store is not None:
             _record_in(store, reports, console)
     if len(reports) > 1:
-        render_leaderboard(reports, console)
-        console.print("wrote " + ", ".join(str(p) for p in write_leaderboard(out_dir, reports)))
+        board = standings(reports)
+        render_leaderboard(board, console)
+        console.print("wrote " + ", ".join(str(p) for p in write_leaderboard(out_dir, board)))
     raise_for_failures(runs, strict)
 
 

@@ -1,18 +1,32 @@
-"""Leaderboards of several systems on several datasets: overall, per category, and with
-and without flagged questions (LoCoMo's adversarial ones), as Markdown and JSON."""
+"""Leaderboards of several systems on several datasets: overall (with rank ranges and
+intervals, see :mod:`._leaderboard`), per category, and with and without flagged questions
+(LoCoMo's adversarial ones), as Markdown and JSON.
+
+leaderboard.json: ``context`` (command, version, date, machine) and ``datasets``, one per
+board, each with the fields of a single leaderboard (``format``, ``ranking``, ``interval``,
+``dataset``; per system ``rank``, ``means``, ``intervals``, ``counts``, ``latency_ms``) plus
+``measures`` (name, definition, direction), ``saturated``, ``warnings`` and per system
+``without`` (the ranking measure's mean without each flagged tag's questions) and
+``by_category`` (n and means per category)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
 from recallbench.core import Dataset
 from recallbench.core._files import atomic_write_text
-from recallbench.report._leaderboard import best_first
+from recallbench.report._leaderboard import (
+    Standings,
+    markdown_table,
+    method_lines,
+    standings,
+)
 from recallbench.report._markdown import fmt
 from recallbench.report._model import Report
 
@@ -51,8 +65,13 @@ class Board:
     def primary(self) -> str:
         return self.reports[0].measures[0].name
 
+    @cached_property
+    def standings(self) -> Standings:
+        """Best first, with rank ranges and intervals (computed once: resampling)."""
+        return standings(self.reports)
+
     def ordered(self) -> list[Report]:
-        return best_first(self.reports)
+        return self.standings.reports
 
     def flagged(self) -> dict[str, set[str]]:
         """Tag -> queries carrying it, for the tags a loader flags (adversarial)."""
@@ -85,7 +104,6 @@ def _group_mean(report: Report, category: str, measure: str) -> float | None:
 def board_markdown(board: Board) -> list[str]:
     """One dataset's section: overall table, flagged questions, per category, warnings."""
     first = board.reports[0]
-    measures = [m.name for m in first.measures]
     ref = first.dataset
     lines = [
         f"## {ref.name}",
@@ -98,16 +116,7 @@ def board_markdown(board: Board) -> list[str]:
         + f"; k = {first.system.k}.",
         "",
     ]
-    rows = [
-        [
-            report.system.system,
-            *(fmt(report.means.get(m)) for m in measures),
-            f"{report.latency_ms.p50:.2f}" if report.latency_ms else "–",
-            str(report.counts.failed),
-        ]
-        for report in board.ordered()
-    ]
-    lines += _table(["system", *measures, "p50 ms", "failed"], rows)
+    lines += [*markdown_table(board.standings), "", *method_lines(board.standings)]
     for tag, ids in board.flagged().items():
         lines += [
             "",
@@ -156,10 +165,10 @@ def board_json(board: Board) -> dict[str, object]:
         "measures": [m.model_dump() for m in first.measures],
         "saturated": saturated(board.reports),
         "warnings": first.warnings,
+        **board.standings.about_json(),
         "systems": [
             {
-                "system": r.system.system,
-                "means": r.means,
+                **board.standings.system_json(r),
                 "without": {
                     tag: mean_without(r, board.primary, ids) for tag, ids in board.flagged().items()
                 },

@@ -1,10 +1,29 @@
-"""Several systems on one dataset: a leaderboard (terminal, Markdown, JSON)."""
+"""Several systems on one dataset: a leaderboard (terminal, Markdown, JSON).
+
+Systems are listed best first by the first measure; each carries its rank range on that
+measure (``"1–2"``: the data cannot order those systems, see :mod:`._ranks`) and the 95%
+bootstrap interval of every mean (:mod:`._mean_intervals`).
+
+leaderboard.json, version 2 (``"format": "recallbench.leaderboard/v2"``):
+
+- ``dataset``: the dataset's reference (name, version, sha256, loader).
+- ``ranking``: how the ranks were made: ``measure`` (the first measure), ``alpha``,
+  ``correction`` ("holm"), ``test``, ``resamples``, ``seed``, ``method`` (in words) and
+  ``pairs``: every pair of systems with ``n`` paired queries, ``delta`` (first - second),
+  raw ``p``, Holm ``p_adjusted`` and ``better`` (the significantly better one, or null).
+- ``interval``: how the intervals were made, in words.
+- ``systems``, best first, each with ``system``, ``rank`` (``low``, ``high``, ``label``),
+  ``means``, ``intervals`` (measure -> [low, high], null where undefined), ``counts``,
+  ``latency_ms``, ``scores`` (whether the system returned scores) and ``report`` (its
+  report.json, relative to the leaderboard).
+"""
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
@@ -12,7 +31,12 @@ from rich.table import Table
 
 from recallbench.core._files import atomic_write_text
 from recallbench.report._markdown import fmt
+from recallbench.report._mean_intervals import Interval, mean_intervals
 from recallbench.report._model import Report
+from recallbench.report._ranks import Ranking, rank_reports
+from recallbench.stats._paired import PairedSettings
+
+LEADERBOARD_FORMAT = "recallbench.leaderboard/v2"
 
 
 def safe_name(name: str) -> str:
@@ -33,66 +57,168 @@ def best_first(reports: Sequence[Report]) -> list[Report]:
     return sorted(reports, key=key)
 
 
-def _rows(reports: Sequence[Report]) -> tuple[list[str], list[list[str]]]:
-    measures = [m.name for m in reports[0].measures]
-    header = ["system", *measures, "p50 ms", "failed", "scores"]
+def interval_method(settings: PairedSettings) -> str:
+    return (
+        f"{settings.level:.0%} bootstrap interval of each mean (BCa, {settings.resamples:,} "
+        f"resamples of the queries, seed {settings.seed}; Efron 1987)"
+    )
+
+
+@dataclass(frozen=True)
+class Standings:
+    """Reports best first, their rank ranges on the first measure and their intervals."""
+
+    reports: list[Report]
+    ranking: Ranking
+    intervals: Mapping[str, Mapping[str, Interval | None]]
+    """System -> measure -> interval of the mean."""
+
+    @property
+    def measures(self) -> list[str]:
+        return [m.name for m in self.reports[0].measures]
+
+    def interval(self, report: Report, measure: str, digits: int = 4) -> str:
+        found = self.intervals[report.system.system].get(measure)
+        return "–" if found is None else f"{fmt(found[0], digits)}–{fmt(found[1], digits)}"
+
+    def system_json(self, report: Report) -> dict[str, object]:
+        """The fields every leaderboard gives a system (rank, means, intervals)."""
+        name = report.system.system
+        standing = next(s for s in self.ranking.standings if s.system == name)
+        return {
+            "system": name,
+            "rank": {"low": standing.low, "high": standing.high, "label": standing.label},
+            "means": report.means,
+            "intervals": {m: list(i) if i else None for m, i in self.intervals[name].items()},
+        }
+
+    def about_json(self) -> dict[str, object]:
+        return {
+            "format": LEADERBOARD_FORMAT,
+            "ranking": self.ranking.to_json(),
+            "interval": interval_method(self.ranking.settings),
+        }
+
+
+def standings(reports: Sequence[Report], settings: PairedSettings | None = None) -> Standings:
+    """Order, rank and interval ``reports`` (one per system, on one dataset)."""
+    settings = settings or PairedSettings()
+    ordered = best_first(reports)
+    return Standings(
+        ordered,
+        rank_reports(ordered, settings=settings),
+        {r.system.system: mean_intervals(r, settings) for r in ordered},
+    )
+
+
+def _rows(board: Standings) -> tuple[list[str], list[list[str]]]:
+    measures = board.measures
+    header = ["rank", "system", measures[0], "95% CI", *measures[1:]]
+    header += ["p50 ms", "failed", "scores"]
     rows = [
         [
+            board.ranking.label(report.system.system),
             report.system.system,
-            *(fmt(report.means.get(m)) for m in measures),
+            fmt(report.means.get(measures[0])),
+            board.interval(report, measures[0]),
+            *(fmt(report.means.get(m)) for m in measures[1:]),
             f"{report.latency_ms.p50:.2f}" if report.latency_ms else "–",
             str(report.counts.failed),
             "yes" if report.system_scores else "no",
         ]
-        for report in best_first(reports)
+        for report in board.reports
     ]
     return header, rows
 
 
 TERMINAL_MEASURES = 5
-"""The terminal shows the first measures only (the Markdown and JSON have them all)."""
+"""The terminal shows the first measures only (the Markdown and JSON have them all), fewer
+when the terminal is too narrow for them."""
 
 
-def render_leaderboard(reports: Sequence[Report], console: Console) -> None:
-    header, rows = _rows(reports)
-    measures = len(header) - 4  # system, measures..., p50, failed, scores
-    shown = [0, *range(1, 1 + min(measures, TERMINAL_MEASURES)), *range(1 + measures, len(header))]
-    title = f"leaderboard on {reports[0].dataset.name} (n={reports[0].counts.evaluated})"
-    table = Table(title=title)
+def _terminal_columns(header: list[str], rows: list[list[str]], width: int) -> list[int]:
+    """Indices of the columns to show: rank, system, the first measure and its interval,
+    as many further measures as fit in ``width`` (at most TERMINAL_MEASURES in all), then
+    latency, failures and scores."""
+    extra = len(header) - 7  # rank, system, first measure, interval; p50, failed, scores
+    tail = list(range(len(header) - 3, len(header)))
+    for count in range(min(extra, TERMINAL_MEASURES - 1), -1, -1):
+        shown = [0, 1, 2, 3, *range(4, 4 + count), *tail]
+        cells = [max(len(header[i]), *(len(row[i]) for row in rows)) for i in shown]
+        if sum(cells) + 3 * len(shown) + 1 <= width:  # a space each side, one border
+            return shown
+    return shown
+
+
+def render_leaderboard(board: Standings, console: Console) -> None:
+    header, rows = _rows(board)
+    shown = _terminal_columns(header, rows, console.width)
+    first = board.reports[0]
+    title = f"leaderboard on {first.dataset.name} (n={first.counts.evaluated})"
+    table = Table(title=title, caption=_caption(board), caption_justify="left")
     for index in shown:
-        if index == 0:
-            table.add_column(header[index], no_wrap=True)
+        if index == 1:
+            table.add_column(header[index], overflow="fold", min_width=8)
         else:
-            table.add_column(header[index], justify="right")
+            table.add_column(header[index], justify="right", no_wrap=True)
     for row in rows:
         table.add_row(*(row[index] for index in shown))
     console.print(table)
+    left = len(board.measures) - sum(1 for i in shown if 2 <= i < len(header) - 3 and i != 3)
+    if left:
+        console.print(f"{left} more measures in leaderboard.md and leaderboard.json")
 
 
-def write_leaderboard(folder: Path, reports: Sequence[Report]) -> list[Path]:
-    """leaderboard.md and leaderboard.json beside the systems' own folders."""
-    header, rows = _rows(reports)
-    lines = [
-        f"# Leaderboard: {reports[0].dataset.name} {reports[0].dataset.version}",
-        "",
-        "Means over the same queries; best first by " + header[1] + ".",
-        "",
+def _caption(board: Standings) -> str:
+    ranking = board.ranking
+    return (
+        f"rank: by {ranking.measure}; systems sharing a range ('1–2') are not significantly "
+        f"different (paired randomisation tests, Holm over all pairs, alpha {ranking.alpha}). "
+        f"95% CI: bootstrap interval of the mean."
+    )
+
+
+def markdown_table(board: Standings) -> list[str]:
+    header, rows = _rows(board)
+    return [
         "| " + " | ".join(header) + " |",
         "|" + "---|" * len(header),
+        *("| " + " | ".join(row) + " |" for row in rows),
     ]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
+
+
+def method_lines(board: Standings) -> list[str]:
+    """How the ranks and intervals were made, for the Markdown."""
+    return [
+        f"- **rank**: {board.ranking.method()}.",
+        f"- **95% CI**: {interval_method(board.ranking.settings)}.",
+    ]
+
+
+def write_leaderboard(folder: Path, board: Standings) -> list[Path]:
+    """leaderboard.md and leaderboard.json beside the systems' own folders."""
+    first = board.reports[0]
+    lines = [
+        f"# Leaderboard: {first.dataset.name} {first.dataset.version}",
+        "",
+        f"Means over the same queries; best first by {board.measures[0]}, which ranks.",
+        "",
+        *markdown_table(board),
+        "",
+        *method_lines(board),
+    ]
     document = {
-        "dataset": reports[0].dataset.model_dump(mode="json"),
+        **board.about_json(),
+        "dataset": first.dataset.model_dump(mode="json"),
         "systems": [
             {
-                "system": r.system.system,
-                "means": r.means,
+                **board.system_json(r),
                 "counts": r.counts.model_dump(),
                 "latency_ms": r.latency_ms.model_dump() if r.latency_ms else None,
                 "scores": r.system_scores,
                 "report": f"{safe_name(r.system.system)}/report.json",
             }
-            for r in best_first(reports)
+            for r in board.reports
         ],
     }
     written = {
