@@ -99,8 +99,8 @@ def test_run_with_several_systems_writes_ranks_and_intervals(tmp_path: Path) -> 
     assert board["ranking"]["correction"] == "holm"
     [pair] = board["ranking"]["pairs"]
     for system in board["systems"]:
-        low, high = system["intervals"]["mrr@10"]
-        assert low <= system["means"]["mrr@10"] <= high
+        interval = system["intervals"]["mrr@10"]
+        assert interval["low"] <= system["means"]["mrr@10"] <= interval["high"]
         decided = pair["better"] is not None
         expected = ("1" if pair["better"] == system["system"] else "2") if decided else "1–2"
         assert system["rank"]["label"] == expected

@@ -2,7 +2,8 @@
 
 Systems are listed best first by the first measure; each carries its rank range on that
 measure (``"1–2"``: the data cannot order those systems, see :mod:`._ranks`) and the 95%
-bootstrap interval of every mean (:mod:`._mean_intervals`).
+bootstrap interval of every mean its report holds (``Report.intervals``; an interval over
+fewer than ``Report.bootstrap.small_n`` queries is marked ``*``: it tends to under-cover).
 
 leaderboard.json, version 2 (``"format": "recallbench.leaderboard/v2"``):
 
@@ -11,9 +12,10 @@ leaderboard.json, version 2 (``"format": "recallbench.leaderboard/v2"``):
   ``correction`` ("holm"), ``test``, ``resamples``, ``seed``, ``method`` (in words) and
   ``pairs``: every pair of systems with ``n`` paired queries, ``delta`` (first - second),
   raw ``p``, Holm ``p_adjusted`` and ``better`` (the significantly better one, or null).
-- ``interval``: how the intervals were made, in words.
+- ``interval``: how the intervals were made, in words (the reports' ``bootstrap``).
 - ``systems``, best first, each with ``system``, ``rank`` (``low``, ``high``, ``label``),
-  ``means``, ``intervals`` (measure -> [low, high], null where undefined), ``counts``,
+  ``means``, ``intervals`` (measure -> ``n``, ``low``, ``high``, ``small``, ``reason``, as
+  in report.json; ``low`` and ``high`` null where there is none), ``counts``,
   ``latency_ms``, ``scores`` (whether the system returned scores) and ``report`` (its
   report.json, relative to the leaderboard).
 """
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,7 +33,6 @@ from rich.table import Table
 
 from recallbench.core._files import atomic_write_text
 from recallbench.report._markdown import fmt
-from recallbench.report._mean_intervals import Interval, mean_intervals
 from recallbench.report._model import Report
 from recallbench.report._ranks import Ranking, rank_reports
 from recallbench.stats._paired import PairedSettings
@@ -57,29 +58,29 @@ def best_first(reports: Sequence[Report]) -> list[Report]:
     return sorted(reports, key=key)
 
 
-def interval_method(settings: PairedSettings) -> str:
-    return (
-        f"{settings.level:.0%} bootstrap interval of each mean (BCa, {settings.resamples:,} "
-        f"resamples of the queries, seed {settings.seed}; Efron 1987)"
-    )
+def interval_method(report: Report) -> str:
+    if report.bootstrap is None:
+        return "no intervals (reports made before intervals were added)"
+    return report.bootstrap.description
 
 
 @dataclass(frozen=True)
 class Standings:
-    """Reports best first, their rank ranges on the first measure and their intervals."""
+    """Reports best first and their rank ranges on the first measure."""
 
     reports: list[Report]
     ranking: Ranking
-    intervals: Mapping[str, Mapping[str, Interval | None]]
-    """System -> measure -> interval of the mean."""
 
     @property
     def measures(self) -> list[str]:
         return [m.name for m in self.reports[0].measures]
 
-    def interval(self, report: Report, measure: str, digits: int = 4) -> str:
-        found = self.intervals[report.system.system].get(measure)
-        return "–" if found is None else f"{fmt(found[0], digits)}–{fmt(found[1], digits)}"
+    def interval(self, report: Report, measure: str) -> str:
+        """``low–high`` of the mean's interval, ``*`` when over few queries, ``–`` if none."""
+        found = report.intervals.get(measure)
+        if found is None or found.low is None or found.high is None:
+            return "–"
+        return f"{fmt(found.low)}–{fmt(found.high)}" + ("*" if found.small else "")
 
     def system_json(self, report: Report) -> dict[str, object]:
         """The fields every leaderboard gives a system (rank, means, intervals)."""
@@ -89,14 +90,14 @@ class Standings:
             "system": name,
             "rank": {"low": standing.low, "high": standing.high, "label": standing.label},
             "means": report.means,
-            "intervals": {m: list(i) if i else None for m, i in self.intervals[name].items()},
+            "intervals": {m: i.model_dump() for m, i in report.intervals.items()},
         }
 
     def about_json(self) -> dict[str, object]:
         return {
             "format": LEADERBOARD_FORMAT,
             "ranking": self.ranking.to_json(),
-            "interval": interval_method(self.ranking.settings),
+            "interval": interval_method(self.reports[0]),
         }
 
 
@@ -104,11 +105,7 @@ def standings(reports: Sequence[Report], settings: PairedSettings | None = None)
     """Order, rank and interval ``reports`` (one per system, on one dataset)."""
     settings = settings or PairedSettings()
     ordered = best_first(reports)
-    return Standings(
-        ordered,
-        rank_reports(ordered, settings=settings),
-        {r.system.system: mean_intervals(r, settings) for r in ordered},
-    )
+    return Standings(ordered, rank_reports(ordered, settings=settings))
 
 
 def _rows(board: Standings) -> tuple[list[str], list[list[str]]]:
@@ -174,7 +171,7 @@ def _caption(board: Standings) -> str:
     return (
         f"rank: by {ranking.measure}; systems sharing a range ('1–2') are not significantly "
         f"different (paired randomisation tests, Holm over all pairs, alpha {ranking.alpha}). "
-        f"95% CI: bootstrap interval of the mean."
+        "95% CI: bootstrap interval of the mean (*: few queries, it tends to under-cover)."
     )
 
 
@@ -191,7 +188,8 @@ def method_lines(board: Standings) -> list[str]:
     """How the ranks and intervals were made, for the Markdown."""
     return [
         f"- **rank**: {board.ranking.method()}.",
-        f"- **95% CI**: {interval_method(board.ranking.settings)}.",
+        f"- **95% CI**: {interval_method(board.reports[0])}"
+        + (" `*`: fewer queries than the report's small_n, the interval tends to under-cover."),
     ]
 
 
