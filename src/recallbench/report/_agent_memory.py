@@ -6,7 +6,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable
 
-from recallbench.report._model import Report
+from recallbench.report._model import Interval, Report
 
 TARGETS: dict[str, tuple[str, Callable[[float, float], bool], float]] = {
     "must_surface": (">=", operator.ge, 1.0),
@@ -32,12 +32,19 @@ def agent_memory_markdown(report: Report) -> list[str]:
             value = report.means.get(info.name)
             verdict = "–" if value is None else ("met" if test(value, target) else "missed")
             shown = "–" if value is None else f"{value:.4f}"
-            targeted.append(f"| {info.name} | {shown} | {sign} {target:g} | {verdict} |")
+            interval = _bounds(report.intervals.get(info.name))
+            targeted.append(
+                f"| {info.name} | {shown} | {interval} | {sign} {target:g} | {verdict} |"
+            )
     if not targeted and not report.details:
         return []
     lines = ["", "## Agent memory", ""]
     if targeted:
-        lines += ["| measure | value | target | |", "|---|---|---|---|", *targeted]
+        lines += [
+            "| measure | value | 95% interval | target | |",
+            "|---|---|---|---|---|",
+            *targeted,
+        ]
     texts = {query.id: query.text for query in report.queries}
     for measure, per_query in report.details.items():
         title = DETAIL_TITLES.get(measure.partition("@")[0], "Details")
@@ -47,3 +54,12 @@ def agent_memory_markdown(report: Report) -> list[str]:
             for query, items in per_query.items()
         ]
     return lines
+
+
+def _bounds(interval: Interval | None) -> str:
+    """The value's interval, or why it has none (a ratio of means has no per-query values)."""
+    if interval is None:
+        return "–"
+    if interval.low is None or interval.high is None:
+        return f"none: {interval.reason}" if interval.reason else "–"
+    return f"{interval.low:.4f}–{interval.high:.4f}" + (" *" if interval.small else "")

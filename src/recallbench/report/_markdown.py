@@ -6,14 +6,41 @@ from collections.abc import Iterable, Sequence
 
 from recallbench.report._agent_memory import agent_memory_markdown
 from recallbench.report._channels import ChannelAnalysis, ChannelStats
-from recallbench.report._model import Distribution, Group, Report
+from recallbench.report._model import Bootstrap, Distribution, Group, Interval, Report
 from recallbench.report._session import session_markdown
+from recallbench.stats._resampling import INTERVAL_NAMES
 
 SHOWN_RETURNED = 10
 
 
 def fmt(value: float | None, digits: int = 4) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
+
+
+def bounds(interval: Interval | None, digits: int = 4) -> str:
+    """``0.6386–0.7838``; ``–`` when there is no interval."""
+    if interval is None or interval.low is None or interval.high is None:
+        return "–"
+    return f"{interval.low:.{digits}f}–{interval.high:.{digits}f}"
+
+
+def small_mark(interval: Interval | None) -> str:
+    """``*`` after the n of a mean whose interval under-covers (too few queries)."""
+    return "*" if interval is not None and interval.small else ""
+
+
+def interval_notes(bootstrap: Bootstrap | None, intervals: dict[str, Interval]) -> list[str]:
+    """What the intervals are, which means have none and why, and what ``*`` marks."""
+    if bootstrap is None:
+        return []
+    notes = [
+        f"{bootstrap.level:.0%} intervals: bootstrap {INTERVAL_NAMES[bootstrap.method]}, "
+        f"{bootstrap.resamples:,} resamples, seed {bootstrap.seed} (Efron 1987; Efron & "
+        f"Tibshirani 1993). * fewer than {bootstrap.small_n} queries: the interval tends to "
+        "be too narrow."
+    ]
+    notes += [f"{name}: {i.reason}" for name, i in intervals.items() if i.reason is not None]
+    return notes
 
 
 def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
@@ -25,8 +52,21 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
 def _groups_table(title: str, groups: list[Group], measures: list[str]) -> list[str]:
     if not groups:
         return []
-    rows = [[g.name, str(g.n), *(fmt(g.means.get(m)) for m in measures)] for g in groups]
+    rows = [
+        [
+            g.name,
+            f"{g.n}{'*' if any(i.small for i in g.intervals.values()) else ''}",
+            *(_with_bounds(g.means.get(m), g.intervals.get(m)) for m in measures),
+        ]
+        for g in groups
+    ]
     return ["", f"## By {title}", "", *_table([title, "n", *measures], rows)]
+
+
+def _with_bounds(mean: float | None, interval: Interval | None) -> str:
+    """A group's mean with its interval: ``0.756 (0.511–0.900)``."""
+    shown = bounds(interval, 3)
+    return fmt(mean, 3) + ("" if shown == "–" else f" ({shown})")
 
 
 def _distribution(label: str, unit: str, dist: Distribution | None) -> str:
@@ -80,7 +120,7 @@ def render_markdown(report: Report) -> str:
         "",
         "## Summary",
         "",
-        *_table(["measure", "mean"], [[m, fmt(report.means.get(m))] for m in measures]),
+        *_summary(report, measures),
         "",
         _distribution("latency", "ms", report.latency_ms),
         *(
@@ -97,11 +137,32 @@ def render_markdown(report: Report) -> str:
     for key, groups in report.breakdowns.items():
         lines += _groups_table(key, groups, measures)
     lines += _worst(report, measures)
+    if report.bootstrap is not None and report.breakdowns:
+        lines += [
+            "",
+            f"Group means with their {report.bootstrap.level:.0%} intervals in "
+            "parentheses; * marks groups of fewer than "
+            f"{report.bootstrap.small_n} queries, whose intervals tend to be too narrow.",
+        ]
     lines += ["", "## Rules", ""]
     lines += [f"- {name.replace('_', ' ')}: {text}" for name, text in report.rules.items()]
     lines += ["", "## Measures", ""]
     lines += [f"- `{m.name}`: {m.definition}" for m in report.measures]
     return "\n".join(lines) + "\n"
+
+
+def _summary(report: Report, measures: list[str]) -> list[str]:
+    """The mean of every measure with its n and interval, then how the intervals were made."""
+    if report.bootstrap is None:  # a report made before intervals
+        return _table(["measure", "mean"], [[m, fmt(report.means.get(m))] for m in measures])
+    header = ["measure", "n", "mean", f"{report.bootstrap.level:.0%} interval"]
+    rows = []
+    for m in measures:
+        interval = report.intervals.get(m)
+        n = "–" if interval is None else f"{interval.n}{small_mark(interval)}"
+        rows.append([m, n, fmt(report.means.get(m)), bounds(interval)])
+    notes = interval_notes(report.bootstrap, report.intervals)
+    return [*_table(header, rows), "", *(f"- {note}" for note in notes)]
 
 
 def _stability(report: Report) -> list[str]:

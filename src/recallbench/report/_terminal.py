@@ -7,8 +7,16 @@ from rich.console import Console
 from rich.table import Table
 
 from recallbench.report._channels import ChannelAnalysis
-from recallbench.report._markdown import channel_cells, fmt, pct, signed
-from recallbench.report._model import Report, Stability
+from recallbench.report._markdown import (
+    bounds,
+    channel_cells,
+    fmt,
+    interval_notes,
+    pct,
+    signed,
+    small_mark,
+)
+from recallbench.report._model import Group, Interval, Report, Stability
 from recallbench.report._session import session_summary
 
 CHANGED_SHOWN = 10
@@ -28,27 +36,12 @@ def render_terminal(report: Report, console: Console) -> None:
             "with the live system",
             highlight=False,
         )
-    summary = Table()
-    summary.add_column("measure")
-    summary.add_column(f"mean (n={counts.evaluated})", justify="right")
-    for measure in measures:
-        summary.add_row(measure, fmt(report.means.get(measure)))
-    console.print(summary)
+    _summary(report, measures, console)
     for warning in report.warnings:
         console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
     groups = report.breakdowns.get("category", [])
     if groups:
-        # borderless, so that eight measures and the category names fit in 80 columns
-        by_category = Table(title="by category", box=box.SIMPLE_HEAD, pad_edge=False)
-        by_category.add_column("category", no_wrap=True)
-        by_category.add_column("n", justify="right")
-        for measure in measures:
-            by_category.add_column(measure, justify="right", overflow="fold", min_width=5)
-        for group in groups:
-            by_category.add_row(
-                group.name, str(group.n), *(fmt(group.means.get(m), 3) for m in measures)
-            )
-        console.print(by_category)
+        _by_category(groups, measures, console)
     console.print(
         f"queries {counts.queries} · evaluated {counts.evaluated} · "
         f"no relevant judgments {counts.no_relevant} (not in the means) · "
@@ -69,6 +62,68 @@ def render_terminal(report: Report, console: Console) -> None:
         console.print(session_summary(report.session_lift), highlight=False)
     if report.channels is not None:
         _channels(report.channels, console)
+
+
+def _summary(report: Report, measures: list[str], console: Console) -> None:
+    """Each measure's mean with its n and bootstrap interval, then how they were made."""
+    summary = Table()
+    summary.add_column("measure")
+    if report.bootstrap is None:  # a report made before intervals
+        summary.add_column(f"mean (n={report.counts.evaluated})", justify="right")
+        for measure in measures:
+            summary.add_row(measure, fmt(report.means.get(measure)))
+        console.print(summary)
+        return
+    summary.add_column("n", justify="right")
+    summary.add_column("mean", justify="right")
+    summary.add_column(f"{report.bootstrap.level:.0%} interval", justify="right")
+    for measure in measures:
+        interval = report.intervals.get(measure)
+        n = "–" if interval is None else f"{interval.n}{small_mark(interval)}"
+        summary.add_row(measure, n, fmt(report.means.get(measure)), bounds(interval))
+    console.print(summary)
+    for note in interval_notes(report.bootstrap, report.intervals):
+        console.print(f"[dim]{note}[/dim]", highlight=False)
+
+
+def _by_category(groups: list[Group], measures: list[str], console: Console) -> None:
+    """Means by category, each over its interval in short form (``.51–.90``)."""
+    # borderless, padded on the left only, so that eight measures with their intervals and
+    # the category names fit in 100 columns
+    by_category = Table(
+        title="by category",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        padding=(0, 0, 0, 1),
+        pad_edge=False,
+    )
+    by_category.add_column("category", no_wrap=True)
+    by_category.add_column("n", justify="right", no_wrap=True)
+    for measure in measures:
+        by_category.add_column(measure, justify="right", overflow="fold", min_width=5)
+    for group in groups:
+        small = any(i.small for i in group.intervals.values())
+        by_category.add_row(
+            group.name,
+            f"{group.n}{'*' if small else ''}",
+            *(fmt(group.means.get(m), 3) + _short(group.intervals.get(m)) for m in measures),
+        )
+    console.print(by_category)
+
+
+def _short(interval: Interval | None) -> str:
+    """A second line ``.51–.90`` (two decimals, no leading zero, 1.00 as ``1``, dimmed), so
+    that eight measures fit in 100 columns; nothing without an interval."""
+    if interval is None or interval.low is None or interval.high is None:
+        return ""
+
+    def short(value: float) -> str:
+        text = f"{value:.2f}"
+        if text in ("1.00", "0.00", "-0.00"):
+            return text[: text.index(".")].replace("-0", "0")
+        return text.replace("0.", ".", 1) if text.startswith(("0.", "-0.")) else text
+
+    return f"\n[dim]{short(interval.low)}–{short(interval.high)}[/dim]"
 
 
 def _channels(analysis: ChannelAnalysis, console: Console) -> None:
