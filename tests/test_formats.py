@@ -113,3 +113,15 @@ def test_beir_errors_are_located(tmp_path: Path) -> None:
         load_beir(tmp_path)
     messages = [str(p) for p in caught.value.problems]
     assert messages == ['qrels.q1.d2: unknown document "d2"']
+
+
+def test_beir_judging_a_pair_twice_is_located(tmp_path: Path) -> None:
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "corpus.jsonl").write_text('{"_id": "d1", "text": "x"}\n')
+    (tmp_path / "queries.jsonl").write_text('{"_id": "q1", "text": "x"}\n')
+    tsv = tmp_path / "qrels" / "test.tsv"
+    tsv.write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td1\t2\n")
+    with pytest.raises(DatasetError) as caught:
+        load_beir(tmp_path)
+    messages = [str(p) for p in caught.value.problems]
+    assert messages == [f"{tsv}:3: document 'd1' judged twice for query 'q1' (first at {tsv}:2)"]

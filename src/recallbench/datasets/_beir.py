@@ -65,7 +65,10 @@ def load_beir(path: Path, split: str = "test") -> Dataset:
 
 
 def _read_qrels_tsv(path: Path, problems: list[Problem]) -> dict[str, dict[str, int]]:
+    """The judgments; a (query, document) pair judged twice is a problem at its second line
+    (a silent last-one-wins would change grades without a word)."""
     qrels: dict[str, dict[str, int]] = {}
+    lines: dict[tuple[str, str], int] = {}
     try:
         handle = path.open(encoding="utf-8", newline="")
     except FileNotFoundError:
@@ -90,5 +93,17 @@ def _read_qrels_tsv(path: Path, problems: list[Problem]) -> dict[str, dict[str, 
                     Problem(f"{path}:{number}", f"grade must be an integer, got {row[2]!r}")
                 )
                 continue
-            qrels.setdefault(row[0], {})[row[1]] = grade
+            judged = qrels.setdefault(row[0], {})
+            if row[1] in judged:
+                first = lines[(row[0], row[1])]
+                problems.append(
+                    Problem(
+                        f"{path}:{number}",
+                        f"document {row[1]!r} judged twice for query {row[0]!r} "
+                        f"(first at {path}:{first})",
+                    )
+                )
+                continue
+            judged[row[1]] = grade
+            lines[(row[0], row[1])] = number
     return qrels
