@@ -16,6 +16,9 @@ from recallbench.cli._options import measures_option, store_option, workspace_op
 from recallbench.cli._run import make_console
 
 if TYPE_CHECKING:
+    from recallbench.report._changes import Change, SeriesStatistics
+    from recallbench.report._intervals import Scale
+    from recallbench.report._model import Interval
     from recallbench.store import StoredRun
 
 BARS = "▁▂▃▄▅▆▇█"
@@ -78,6 +81,12 @@ Every `recallbench run` and `bench` records its reports (unless --no-store).
     show_default=True,
     help="Newest runs shown per series.",
 )
+@click.option(
+    "--runs",
+    "show_runs",
+    is_flag=True,
+    help="Also list every run of each measure: its mean, interval and the test of its change.",
+)
 @store_option
 @workspace_option
 @reports_errors
@@ -86,6 +95,7 @@ def history(
     dataset: str | None,
     measure_names: tuple[str, ...],
     limit: int,
+    show_runs: bool,
     store_url: str | None,
     workspace: str,
 ) -> None:
@@ -93,15 +103,27 @@ def history(
 
     A series is one system on one dataset fingerprint (a changed dataset starts a new
     series: its numbers are not comparable). For each measure: the number of runs, first
-    and last value, the last change, min, max, accepted runs, and a sparkline, oldest to
-    newest.
+    and last value with the last run's 95% bootstrap interval (from its stored per-query
+    values), the last change, how many changes were significant, min, max, accepted runs,
+    and a sparkline, oldest to newest. A change is tested on the queries both runs scored
+    (two-sided paired randomisation test, Holm-corrected over the series' changes).
     """
+    from recallbench.report._changes import series_statistics
     from recallbench.store import open_store
 
     wanted = _canonical(measure_names)
+    shown: list[tuple[list[StoredRun], SeriesStatistics]] = []
     with open_store(store_url, workspace) as store:
         runs = store.runs(system=system, dataset=dataset)
         where = f"{store.url} (workspace {store.workspace!r})"
+        series: dict[tuple[str, str], list[StoredRun]] = {}
+        for run in runs:  # newest first
+            series.setdefault((run.system, run.dataset_sha256), []).append(run)
+        for newest_first in series.values():
+            oldest_first = newest_first[:limit][::-1]
+            measures = wanted or list(oldest_first[-1].means)
+            values = [store.query_values(run.id) for run in oldest_first]
+            shown.append((oldest_first, series_statistics(values, _scales(measures))))
     console = make_console()
     if not runs:
         filtered = " matching these filters" if system or dataset else ""
@@ -113,11 +135,10 @@ def history(
             soft_wrap=True,
         )
         return
-    series: dict[tuple[str, str], list[StoredRun]] = {}
-    for run in runs:  # newest first
-        series.setdefault((run.system, run.dataset_sha256), []).append(run)
-    for newest_first in series.values():
-        _render(newest_first[:limit][::-1], wanted, console)
+    for oldest_first, statistics in shown:
+        _render(oldest_first, wanted, statistics, console)
+        if show_runs:
+            _render_runs(oldest_first, statistics, console)
 
 
 def _canonical(names: tuple[str, ...]) -> list[str]:
@@ -129,7 +150,24 @@ def _canonical(names: tuple[str, ...]) -> list[str]:
     return [str(measure) for measure in parse_measures(names)]
 
 
-def _render(runs: list[StoredRun], wanted: list[str], console: Console) -> None:
+def _scales(names: list[str]) -> dict[str, Scale | str]:
+    """How each measure's mean is resampled (see ``interval_scale``), by its name."""
+    from recallbench.core._errors import RecallbenchError
+    from recallbench.measures import parse_measures
+    from recallbench.report._intervals import interval_scale
+
+    scales: dict[str, Scale | str] = {}
+    for name in names:
+        try:
+            scales[name] = interval_scale(parse_measures([name])[0])
+        except RecallbenchError:  # a measure of a plugin no longer installed
+            scales[name] = "an unknown measure: no interval"
+    return scales
+
+
+def _render(
+    runs: list[StoredRun], wanted: list[str], statistics: SeriesStatistics, console: Console
+) -> None:
     first, last = runs[0], runs[-1]
     table = Table(
         title=escape(
@@ -141,24 +179,70 @@ def _render(runs: list[StoredRun], wanted: list[str], console: Console) -> None:
         f"#{last.id} ({last.created_at:%Y-%m-%d %H:%M} UTC)",
         caption_justify="left",
     )
-    for name in ("measure", "runs", "first", "last", "change", "min", "max", "accepted"):
+    columns = ("measure", "runs", "first", "last", "95% interval", "change", "signif.")
+    for name in (*columns, "min", "max", "accepted"):
         table.add_column(name, justify="left" if name == "measure" else "right")
     table.add_column("trend", no_wrap=True)
     for trend in _trends(runs, wanted or list(last.means)):
         present = [v for v in trend.values if v is not None]
         accepted = sum(run.accepted for run in runs if trend.measure in run.means)
+        changes = statistics.changes.get(trend.measure, [])
+        tested = [change for change in changes if change.p is not None]
         table.add_row(
             escape(trend.measure),
             str(len(trend.values)),
             _number(trend.values[0] if trend.values else None),
             _number(trend.values[-1] if trend.values else None),
-            _change(trend),
+            _bounds(statistics.intervals.get(trend.measure, [None])[-1]),
+            _change(trend) + ("*" if changes and changes[-1].significant else ""),
+            f"{sum(c.significant for c in tested)} of {len(tested)}" if tested else "—",
             _number(min(present) if present else None),
             _number(max(present) if present else None),
             str(accepted),
             sparkline(trend.values),
         )
     console.print(table)
+    console.print(f"[dim]* significant change: {statistics.method}[/dim]", highlight=False)
+
+
+def _render_runs(runs: list[StoredRun], statistics: SeriesStatistics, console: Console) -> None:
+    """Every run of every measure: mean, interval, and the test of the change into it."""
+    table = Table(title="runs", title_justify="left")
+    for name in ("measure", "run", "n", "mean", "95% interval", "change", "paired", "p (Holm)"):
+        table.add_column(name, justify="left" if name in ("measure", "run") else "right")
+    for measure, per_run in statistics.intervals.items():
+        changes: list[Change | None] = [None, *statistics.changes[measure]]
+        for index, (run, interval, change) in enumerate(zip(runs, per_run, changes, strict=True)):
+            table.add_row(
+                escape(measure) if index == 0 else "",
+                f"#{run.id} {run.created_at:%Y-%m-%d %H:%M}",
+                f"{interval.n}{'*' if interval.small else ''}",
+                _number(run.means.get(measure)),
+                _bounds(interval),
+                "—" if change is None or change.delta is None else f"{change.delta:+.4f}",
+                "—" if change is None else str(change.n),
+                _holm(change),
+            )
+        table.add_section()
+    console.print(table)
+    console.print(
+        "[dim]n: the run's queries in the measure's mean (* fewer than 30: the interval tends "
+        "to be too narrow); change: mean over the paired queries (both runs scored them) of "
+        "newer - older[/dim]",
+        highlight=False,
+    )
+
+
+def _bounds(interval: Interval | None) -> str:
+    if interval is None or interval.low is None or interval.high is None:
+        return "—"
+    return f"{interval.low:.4f}–{interval.high:.4f}" + ("*" if interval.small else "")
+
+
+def _holm(change: Change | None) -> str:
+    if change is None or change.p_holm is None:
+        return "—"
+    return f"{change.p_holm:.4f}" + (" *" if change.significant else "")
 
 
 def _trends(runs: list[StoredRun], measures: list[str]) -> list[Trend]:

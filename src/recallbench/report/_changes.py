@@ -1,0 +1,129 @@
+"""A series of runs (one system on one dataset, oldest first): each run's interval and which
+changes between consecutive runs are significant.
+
+Each change is tested on the queries both runs scored: the two-sided paired randomisation
+test of `compare` (random sign flips of the per-query differences; Fisher 1935, Smucker et
+al. 2007), Holm-corrected over every change of the series (Holm 1979), significant when the
+adjusted p is below ``alpha``. Changes with the same number of paired queries share the sign
+flips, so twenty runs of 10,000 queries take one vectorised pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+
+import numpy as np
+
+from recallbench.measures._trec_extra import MIN_GEO_MEAN
+from recallbench.report._intervals import FloatArray, IntervalSettings, Scale, intervals
+from recallbench.report._model import Interval
+from recallbench.stats._multiple import adjust
+from recallbench.stats._resampling import randomisation_pvalues
+
+QueryValues = Mapping[str, Mapping[str, float | None]]
+"""Query id -> measure -> value (None: the query is not in the measure's population)."""
+
+TEST_RESAMPLES = 10_000
+"""Sign flips per test, as `compare`'s default."""
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """From one run to the next, on the queries both scored."""
+
+    n: int
+    """Queries both runs scored."""
+    delta: float | None
+    """Mean over those queries of (newer - older); None when n = 0."""
+    p: float | None
+    """Two-sided randomisation p-value; None when n < 2 or the measure has no interval."""
+    p_holm: float | None
+    """p after Holm's correction over every change of the series."""
+    significant: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesStatistics:
+    intervals: dict[str, list[Interval]]
+    """Measure -> each run's interval, oldest first."""
+    changes: dict[str, list[Change]]
+    """Measure -> the change into each run after the first."""
+    alpha: float
+    method: str
+    """The test in words."""
+
+
+def series_statistics(
+    runs: Sequence[QueryValues],
+    scales: Mapping[str, Scale | str],
+    settings: IntervalSettings | None = None,
+    alpha: float = 0.05,
+) -> SeriesStatistics:
+    """Intervals of every run's mean and the tests of consecutive changes, per measure."""
+    settings = settings or IntervalSettings()
+    rows: list[tuple[Scale | str, FloatArray]] = []
+    for measure, scale in scales.items():
+        for values in runs:
+            scored = [v for per in values.values() if (v := per.get(measure)) is not None]
+            rows.append((scale, np.array(scored, dtype=np.float64)))
+    found = iter(intervals(rows, settings))
+    by_measure = {measure: [next(found) for _ in runs] for measure in scales}
+    pairs: list[FloatArray] = []
+    for measure, scale in scales.items():
+        for older, newer in pairwise(runs):
+            pairs.append(_differences(older, newer, measure, scale))
+    raw = _pvalues(pairs, [scales[m] for m in scales for _ in runs[1:]], settings.seed)
+    held = adjust(raw, "holm")
+    flat = [
+        Change(
+            n=d.size,
+            delta=float(d.mean()) if d.size else None,
+            p=p,
+            p_holm=q,
+            significant=q is not None and q < alpha,
+        )
+        for d, p, q in zip(pairs, raw, held, strict=True)
+    ]
+    steps = max(len(runs) - 1, 0)
+    changes = {m: flat[i * steps : (i + 1) * steps] for i, m in enumerate(scales)}
+    method = (
+        "two-sided paired randomisation test on the queries both runs scored (random sign "
+        f"flips, {TEST_RESAMPLES:,} resamples, seed {settings.seed}; exact when 2^n is "
+        "smaller; Fisher 1935, Smucker et al. 2007), Holm-corrected over the "
+        f"{sum(p is not None for p in raw)} changes of the series (Holm 1979), "
+        f"significant at {alpha:g}"
+    )
+    return SeriesStatistics(by_measure, changes, alpha, method)
+
+
+def _differences(older: QueryValues, newer: QueryValues, measure: str, scale: str) -> FloatArray:
+    """Per query both runs scored, newer - older (of the logs, for a geometric mean)."""
+    pairs = [
+        (a, b)
+        for query, values in newer.items()
+        if (b := values.get(measure)) is not None
+        and (a := older.get(query, {}).get(measure)) is not None
+    ]
+    data = np.array(pairs, dtype=np.float64).reshape(-1, 2)
+    if scale == "geometric":
+        data = np.log(np.maximum(data, MIN_GEO_MEAN))
+    return data[:, 1] - data[:, 0]
+
+
+def _pvalues(pairs: Sequence[FloatArray], scales: Sequence[str], seed: int) -> list[float | None]:
+    """Randomisation p-values, changes with the same n tested together."""
+    out: list[float | None] = [None] * len(pairs)
+    by_length: dict[int, list[int]] = {}
+    for index, (d, scale) in enumerate(zip(pairs, scales, strict=True)):
+        if d.size >= 2 and scale in ("mean", "geometric"):
+            by_length.setdefault(d.size, []).append(index)
+    for n, indices in sorted(by_length.items()):
+        differences = np.array([pairs[i] for i in indices]).reshape(-1, n)
+        # the randomisation stream of `compare` for the same seed
+        rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[1])
+        p, _exact = randomisation_pvalues(differences, TEST_RESAMPLES, rng)
+        for row, index in enumerate(indices):
+            out[index] = float(p[row])
+    return out
