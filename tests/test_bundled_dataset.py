@@ -6,7 +6,8 @@ import asyncio
 from collections import Counter
 
 from recallbench.core import TIERS
-from recallbench.datasets import load_dataset
+from recallbench.datasets import bundled_path, load_dataset
+from recallbench.datasets._default_measures import DEFAULT_MEASURES_KEY
 from recallbench.measures import parse_measures
 from recallbench.report import build_report
 from recallbench.runner import run_dataset
@@ -74,3 +75,20 @@ def test_the_dense_channel_finds_paraphrases_lexical_search_misses() -> None:
         scores[name] = (report.means["mrr@10"], semantic.means["mrr@10"])
     assert scores["builtin-dense"][1] > scores["builtin-lexical"][1] + 0.1
     assert scores["builtin-hybrid"][0] > scores["builtin-lexical"][0]
+
+
+def test_default_measures_rank_first_then_the_agent_memory_ones() -> None:
+    """`recallbench run` on the sample shows its agent-memory measures without -m."""
+    dataset = load_dataset("agent-memory-sample")
+    named = dataset.metadata[DEFAULT_MEASURES_KEY]
+    assert isinstance(named, list)
+    measures = parse_measures([str(name) for name in named])
+    assert not getattr(measures[0], "needs_context", False)  # a ranking measure ranks
+    families = {str(m).partition("@")[0] for m in measures}
+    assert {"must_surface", "chain_completeness", "cold_start_ratio"} <= families
+
+
+def test_the_datacard_states_the_dataset_version() -> None:
+    dataset = load_dataset("agent-memory-sample")
+    card = bundled_path("agent-memory-sample").with_suffix(".md").read_text()
+    assert f"version {dataset.version})." in card.splitlines()[2]

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from recallbench.cli import main
+from recallbench.measures import DEFAULT_MEASURES
 
 
 @pytest.fixture(scope="module")
@@ -17,7 +18,14 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("runs")
     systems = ["builtin-lexical", "builtin-hybrid", "builtin-dense"]
     result = CliRunner().invoke(
-        main, ["run", *(arg for s in systems for arg in ("--system", s)), "--out", str(out)]
+        main,
+        [
+            "run",
+            *(arg for s in systems for arg in ("--system", s)),
+            *(arg for m in DEFAULT_MEASURES for arg in ("-m", m)),  # not the dataset's own
+            "--out",
+            str(out),
+        ],
     )
     assert result.exit_code == 0, result.output
     return out

@@ -28,6 +28,7 @@ COMMANDS = {
     "proxy": ("recallbench.cli._proxy", "proxy"),
     "datasets": ("recallbench.cli._datasets", "datasets"),
     "systems": ("recallbench.cli._systems", "systems"),
+    "measures": ("recallbench.cli._measures", "measures"),
 }
 """Command name -> (module, attribute), imported on first use."""
 

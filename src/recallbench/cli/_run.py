@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
 from recallbench.cli._errors import reports_errors
+from recallbench.cli._measure_choice import choose_measures
 from recallbench.cli._options import (
     config_option,
     measures_option,
@@ -26,7 +27,7 @@ from recallbench.cli._run_io import ReaderMayLeave, writable_folder, written
 from recallbench.core import ConfigError, Dataset, Run
 from recallbench.datasets import DEFAULT_DATASET, load_dataset
 from recallbench.gates import load_config
-from recallbench.measures import DEFAULT_MEASURES, Measure, Rules, parse_measure, parse_measures
+from recallbench.measures import DEFAULT_MEASURES, Measure, Rules, parse_measure
 from recallbench.report import (
     Report,
     build_report,
@@ -96,7 +97,11 @@ Exit codes: 0 the run was measured (failed queries are counted and score 0);
     help=f"Results requested per query. Default: the configuration's, else {DEFAULT_K}.",
 )
 @out_option("Folder for run.json, report.json and report.md.", Path("out"))
-@measures_option(f"Measure to report (repeatable). Default: {' '.join(DEFAULT_MEASURES)}.")
+@measures_option(
+    "Measure to report (repeatable; the first ranks a leaderboard). Default: the "
+    "configuration's, else the dataset's own (metadata.default_measures), else "
+    f"{' '.join(DEFAULT_MEASURES)}. `recallbench measures` lists them all."
+)
 @click.option(
     "--record",
     "record_dir",
@@ -195,8 +200,8 @@ def run(
     if store_url is not None and no_store:
         raise ConfigError("--store and --no-store exclude each other")
     config = load_config(config_path).config
-    measures = parse_measures(measure_names or config.measures or DEFAULT_MEASURES)
     dataset = load_dataset(dataset_spec or _one_dataset(config.datasets))
+    measures, measures_source = choose_measures(measure_names, config.measures or (), dataset)
     names = list(dict.fromkeys(system_names or config.systems or (DEFAULT_SYSTEM,)))
     k = k or config.k or DEFAULT_K
     lift_measure = parse_measure(session_lift_measure) if session_lift else None
@@ -209,6 +214,7 @@ def run(
     if record_dir is not None:
         writable_folder(record_dir, "--record")
     console = make_console(quiet)
+    console.print(f"measures: {measures_source}", highlight=False)
     with contextlib.ExitStack() as stack:
         # opened now: a bad store URL is refused before the run, not after it
         store = None if no_store else stack.enter_context(_open_store(store_url))
@@ -216,6 +222,9 @@ def run(
         for system in systems:
             recorded = _record(dataset, system, k, console, repeat, restarts=restarts)
             report = build_report(dataset, recorded, measures, rules)
+            report = report.model_copy(
+                update={"rules": {**report.rules, "measures": measures_source}}
+            )
             if lift_measure is not None:
                 report = _with_session_lift(
                     report, dataset, system, recorded, k, console, lift_measure, rules

@@ -44,6 +44,7 @@ from pydantic import JsonValue
 from recallbench.core import Dataset, DatasetError, Document, Problem, Query
 from recallbench.core._validation import read_json
 from recallbench.datasets._building import Building
+from recallbench.datasets._default_measures import CONVERSATION_MEASURES, DEFAULT_MEASURES_KEY
 from recallbench.datasets._provenance import Provenance
 
 LOADER_VERSION = "2"
@@ -188,7 +189,10 @@ def load_locomo(path: Path, granularity: Granularity = "turn") -> Dataset:
     suffix = "" if granularity == "turn" else "-sessions"
     return build.dataset(
         str(path),
-        {"categories": {str(number): name for number, name in CATEGORIES.items()}},
+        {
+            "categories": {str(number): name for number, name in CATEGORIES.items()},
+            DEFAULT_MEASURES_KEY: list(CONVERSATION_MEASURES),
+        },
         name=f"locomo10{suffix}",
         version=LOADER_VERSION,
         description="LoCoMo: long conversations, questions with evidence turns",

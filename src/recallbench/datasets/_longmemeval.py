@@ -33,6 +33,7 @@ from pydantic import JsonValue
 
 from recallbench.core import Dataset, Document, Problem, Query
 from recallbench.datasets._building import Building
+from recallbench.datasets._default_measures import CONVERSATION_MEASURES, DEFAULT_MEASURES_KEY
 from recallbench.datasets._provenance import Provenance, read_json_list
 
 LOADER_VERSION = "2"
@@ -115,7 +116,7 @@ def load_longmemeval(path: Path, granularity: Granularity = "session") -> Datase
         build.item(f"[{index}]", item)
     return build.dataset(
         str(path),
-        {},
+        {DEFAULT_MEASURES_KEY: list(CONVERSATION_MEASURES)},
         name=f"longmemeval-{path.stem.removeprefix('longmemeval_')}-{granularity}",
         version=LOADER_VERSION,
         description="LongMemEval: one chat history (haystack) per question",
