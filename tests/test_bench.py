@@ -70,14 +70,18 @@ def test_bench_writes_one_leaderboard(tmp_path: Path) -> None:
     assert lexical["means"]["hit@1"] == 1.0
     assert lexical["without"] == {"adversarial": 1.0}
     assert lexical["by_category"]["bake"]["n"] == 1
-    # both systems find every answer: hit@1 no longer separates them
+    # both systems find every answer: hit@1 no longer separates them, and they share a rank
     assert tiny["saturated"] == ["hit@1", "recall@10"]
+    assert tiny["ranking"]["measure"] == "hit@1"
+    assert [s["rank"]["label"] for s in tiny["systems"]] == ["1–2", "1–2"]
+    assert all(p["better"] is None for p in tiny["ranking"]["pairs"])
     # lexical search returns nothing for "durian"; word overlap neither
     assert lexical["means"]["false_surface"] == 0.0
     assert any("cutoff 10 reaches every document" in w for w in tiny["warnings"])
     markdown = (out / "leaderboard.md").read_text()
     assert "hit@1 with and without the 1 adversarial questions" in markdown
     assert "every system scores >= 0.95 on hit@1" in markdown
+    assert "| rank | system | hit@1 | 95% CI |" in markdown
     assert "| system | bake (n=1) | fruit (n=2) |" in markdown
     assert board["context"]["command"].startswith("recallbench bench --dataset=")
 
