@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from recallbench.cli import main
+from recallbench.measures import DEFAULT_MEASURES
 from recallbench.schemas import load
 
 MEASURES = ["-m", "ndcg@10", "-m", "recall@10", "-m", "mrr@10"]
@@ -19,10 +20,10 @@ MEASURES = ["-m", "ndcg@10", "-m", "recall@10", "-m", "mrr@10"]
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("runs")
-    result = CliRunner().invoke(
-        main,
-        ["run", "--system", "builtin-lexical", "--system", "builtin-hybrid", "--out", str(out)],
-    )
+    # the built-in default measures, not the bundled dataset's own (its agent-memory ones)
+    defaults = [arg for m in DEFAULT_MEASURES for arg in ("-m", m)]
+    systems = ["--system", "builtin-lexical", "--system", "builtin-hybrid"]
+    result = CliRunner().invoke(main, ["run", *systems, "--out", str(out), *defaults])
     assert result.exit_code == 0, result.output
     return out
 
