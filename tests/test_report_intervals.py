@@ -85,6 +85,9 @@ def test_a_geometric_mean_and_a_ratio_of_means(report: Report) -> None:
     assert gm.low < report.means["gm_map"] < gm.high  # type: ignore[operator]
     ratio = report.intervals["cold_start_ratio@10"]
     assert ratio.low is None and ratio.reason is not None and "ratio of two means" in ratio.reason
+    # no interval, so no under-coverage flag, and no n of its own in the tables
+    assert not ratio.small
+    assert "| cold_start_ratio@10 | – | " in render_markdown(report)
     (count,) = parse_measures(["num_ret"])
     assert "not a mean" in str(interval_scale(count))
 

@@ -141,8 +141,8 @@ def intervals(
     for (scale, values), bounds in zip(rows, found, strict=True):
         n = int(np.asarray(values).size)
         small = n < settings.small_n
-        if scale not in ("mean", "geometric"):
-            out.append(Interval(n=n, small=small, reason=scale))
+        if scale not in ("mean", "geometric"):  # no interval, so nothing to under-cover
+            out.append(Interval(n=n, reason=scale))
         elif bounds is None:
             out.append(Interval(n=n, small=small, reason=NO_QUERIES_REASON))
         else:

@@ -29,6 +29,14 @@ def small_mark(interval: Interval | None) -> str:
     return "*" if interval is not None and interval.small else ""
 
 
+def interval_n(interval: Interval | None) -> str:
+    """The n of a mean with its ``*``; "–" for an aggregate with no per-query values of its
+    own (a ratio of two means), which has no n to show."""
+    if interval is None or (interval.n == 0 and interval.reason is not None):
+        return "–"
+    return f"{interval.n}{small_mark(interval)}"
+
+
 def interval_notes(bootstrap: Bootstrap | None, intervals: dict[str, Interval]) -> list[str]:
     """What the intervals are, which means have none and why, and what ``*`` marks."""
     if bootstrap is None:
@@ -159,7 +167,7 @@ def _summary(report: Report, measures: list[str]) -> list[str]:
     rows = []
     for m in measures:
         interval = report.intervals.get(m)
-        n = "–" if interval is None else f"{interval.n}{small_mark(interval)}"
+        n = interval_n(interval)
         rows.append([m, n, fmt(report.means.get(m)), bounds(interval)])
     notes = interval_notes(report.bootstrap, report.intervals)
     return [*_table(header, rows), "", *(f"- {note}" for note in notes)]

@@ -11,10 +11,10 @@ from recallbench.report._markdown import (
     bounds,
     channel_cells,
     fmt,
+    interval_n,
     interval_notes,
     pct,
     signed,
-    small_mark,
 )
 from recallbench.report._model import Group, Interval, Report, Stability
 from recallbench.report._session import session_summary
@@ -79,7 +79,7 @@ def _summary(report: Report, measures: list[str], console: Console) -> None:
     summary.add_column(f"{report.bootstrap.level:.0%} interval", justify="right")
     for measure in measures:
         interval = report.intervals.get(measure)
-        n = "–" if interval is None else f"{interval.n}{small_mark(interval)}"
+        n = interval_n(interval)
         summary.add_row(measure, n, fmt(report.means.get(measure)), bounds(interval))
     console.print(summary)
     for note in interval_notes(report.bootstrap, report.intervals):
