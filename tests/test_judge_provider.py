@@ -13,18 +13,22 @@ import asyncio
 import itertools
 import json
 import socket
+import sys
 import threading
 import time
+import types
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 
 from recallbench.core._errors import ConfigError, DatasetError
 from recallbench.judges._config import JudgeConfig, judge_config
+from recallbench.judges._local import LocalProvider
 from recallbench.judges._openai import OpenAIProvider
 from recallbench.judges._provider import (
     Completion,
@@ -397,3 +401,79 @@ def test_an_openai_provider_needs_a_base_url_and_local_does_not() -> None:
         judge_config({"model": "m"})
     local = judge_config({"provider": "local", "model": "m.gguf", "price_in": 1, "price_out": 2})
     assert local.cost(1_000_000, 500_000) == pytest.approx(2.0)
+
+
+# The local provider's own logic, with a stand-in for llama_cpp (the real model runs in
+# tests/test_judge_live.py).
+
+
+class _FakeLlama:
+    calls: ClassVar[list[dict[str, Any]]] = []
+
+    def __init__(self, **options: Any) -> None:
+        self.options = options
+
+    def create_chat_completion(self, **request: Any) -> dict[str, Any]:
+        self.calls.append({**request, "loaded_with": self.options})
+        content = request["messages"][-1]["content"]
+        return {
+            "choices": [{"message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 2},
+        }
+
+
+@pytest.fixture
+def fake_llama(monkeypatch: pytest.MonkeyPatch) -> type[_FakeLlama]:
+    module = types.ModuleType("llama_cpp")
+    module.Llama = _FakeLlama  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "llama_cpp", module)
+    _FakeLlama.calls = []
+    return _FakeLlama
+
+
+def _local(tmp_path: Path, **overrides: Any) -> LocalProvider:
+    model = tmp_path / "tiny.gguf"
+    model.write_bytes(b"GGUF")
+    return LocalProvider(JudgeConfig(provider="local", model=str(model), seed=3, **overrides))
+
+
+def _ask_local(provider: LocalProvider, content: str) -> Completion | ProviderError:
+    async def go() -> Completion | ProviderError:
+        try:
+            return await attempt(provider, [{"role": "user", "content": content}], schema=SCHEMA)
+        finally:
+            await provider.aclose()
+
+    return asyncio.run(go())
+
+
+def test_a_local_model_answers_through_a_schema_grammar(
+    tmp_path: Path, fake_llama: type[_FakeLlama]
+) -> None:
+    result = _ask_local(_local(tmp_path), GOOD)
+    assert isinstance(result, Completion) and result.parsed == json.loads(GOOD)
+    assert (result.model, result.tokens_in, result.tokens_out) == ("tiny.gguf", 3, 2)
+    (call,) = fake_llama.calls
+    assert call["temperature"] == 0.0 and call["seed"] == 3 and call["max_tokens"] == 512
+    assert call["response_format"] == {"type": "json_object", "schema": SCHEMA}
+    assert call["loaded_with"]["model_path"].endswith("tiny.gguf")
+
+
+def test_a_local_answer_off_the_schema_is_a_failure(
+    tmp_path: Path, fake_llama: type[_FakeLlama]
+) -> None:
+    result = _ask_local(_local(tmp_path), '{"relevant": 1}')
+    assert isinstance(result, UnparseableOutputError) and "$.relevant" in str(result)
+
+
+def test_without_llama_cpp_the_error_names_the_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # makes the import fail
+    with pytest.raises(ConfigError, match=r"pip install 'recallbench\[llm\]'"):
+        _local(tmp_path)
+
+
+def test_a_missing_model_file_is_a_config_error(fake_llama: type[_FakeLlama]) -> None:
+    with pytest.raises(ConfigError, match="no GGUF file"):
+        LocalProvider(JudgeConfig(provider="local", model="/nonexistent/model.gguf"))

@@ -62,6 +62,8 @@ class JudgeConfig(Record):
     """USD per 1M input tokens."""
     price_out: float = Field(default=0.0, ge=0)
     """USD per 1M output tokens."""
+    max_tokens: int | None = Field(default=None, ge=1)
+    """Longest answer in tokens (none: the server's default; ``local`` uses 512)."""
     context: int = Field(default=4096, ge=256)
     """Context window in tokens for ``local`` models."""
 

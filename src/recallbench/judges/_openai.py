@@ -156,6 +156,8 @@ class OpenAIProvider:
         }
         if self._config.seed is not None:
             body["seed"] = self._config.seed
+        if self._config.max_tokens is not None:
+            body["max_tokens"] = self._config.max_tokens
         if schema is None:
             return body
         if mode == "json_schema":
