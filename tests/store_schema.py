@@ -10,7 +10,12 @@ import re
 import sqlite3
 from typing import Any
 
-MIGRATIONS = [(1, "m001_history"), (2, "m002_telemetry")]
+MIGRATIONS = [
+    (1, "m001_history"),
+    (2, "m002_telemetry"),
+    (3, "m003_judge_cache"),
+    (4, "m004_llm_judgments"),
+]
 
 # ---------------------------------------------------------------- SQLite
 
@@ -142,6 +147,27 @@ SQLITE_COLUMNS = {
         ("top1_changed", "BOOLEAN", 0, None, 0),
         ("created_at", "DATETIME", 1, None, 0),
     ],
+    "judge_cache": [
+        ("workspace_id", "TEXT", 1, "'default'", 1),
+        ("cache_key", "TEXT", 1, None, 2),
+        ("task", "TEXT", 1, None, 0),
+        ("prompt_version", "TEXT", 1, None, 0),
+        ("model", "TEXT", 1, None, 0),
+        ("params", "TEXT", 1, None, 0),
+        ("input_sha256", "TEXT", 1, None, 0),
+        ("response", "TEXT", 1, None, 0),
+        ("parsed", "TEXT", 0, None, 0),
+        ("raw", "TEXT", 0, None, 0),
+        ("value", "TEXT", 0, None, 0),
+        ("score", "FLOAT", 0, None, 0),
+        ("failure", "TEXT", 0, None, 0),
+        ("answered_by", "TEXT", 0, None, 0),
+        ("tokens_in", "INTEGER", 0, None, 0),
+        ("tokens_out", "INTEGER", 0, None, 0),
+        ("latency_ms", "FLOAT", 0, None, 0),
+        ("cost", "FLOAT", 0, None, 0),
+        ("created_at", "DATETIME", 1, None, 0),
+    ],
 }
 
 SQLITE_INDEXES = {
@@ -174,6 +200,10 @@ SQLITE_INDEXES = {
         "ix_shadow_runs_created": (0, "c", ["workspace_id", "created_at"]),
         "ix_shadow_runs_ab_test": (0, "c", ["ab_test_id", "created_at"]),
     },
+    "judge_cache": {
+        "ix_judge_cache_task": (0, "c", ["workspace_id", "task", "prompt_version", "model"]),
+        "sqlite_autoindex_judge_cache_1": (1, "pk", ["workspace_id", "cache_key"]),
+    },
 }
 
 RUN_FK = [("eval_runs", "run_id", "id", "NO ACTION", "CASCADE")]
@@ -189,6 +219,7 @@ SQLITE_FOREIGN_KEYS = {
     "judgments": [],
     "ab_tests": [],
     "shadow_runs": [("ab_tests", "ab_test_id", "id", "NO ACTION", "CASCADE")],
+    "judge_cache": [],
 }
 
 SQLITE_CHECKS = {
@@ -196,7 +227,8 @@ SQLITE_CHECKS = {
     "ck_feedback_events_kind": "kind IN ('read_after_search', 're_search', 'scroll_past', "
     "'reference', 'validated_useful', 'validated_not_useful')",
     "ck_judgments_grade": "grade BETWEEN 0 AND 3",
-    "ck_judgments_source": "source IN ('manual', 'implicit', 'bootstrapped', 'validated')",
+    # widened by m004 (SQLite rebuilt the table to change it)
+    "ck_judgments_source": "source IN ('manual', 'implicit', 'bootstrapped', 'validated', 'llm')",
 }
 
 SQLITE_STORAGE = {
@@ -212,6 +244,7 @@ SQLITE_STORAGE = {
     "judgments": "rowid",
     "ab_tests": "rowid",
     "shadow_runs": "rowid",
+    "judge_cache": "rowid",
 }
 
 
@@ -395,6 +428,27 @@ POSTGRES_COLUMNS = {
         ("top1_changed", "boolean", "YES", None),
         ("created_at", TS, "NO", None),
     ],
+    "judge_cache": [
+        WS,
+        ("cache_key", "text", "NO", None),
+        ("task", "text", "NO", None),
+        ("prompt_version", "text", "NO", None),
+        ("model", "text", "NO", None),
+        ("params", "text", "NO", None),
+        ("input_sha256", "text", "NO", None),
+        ("response", "text", "NO", None),
+        ("parsed", "text", "YES", None),
+        ("raw", "text", "YES", None),
+        ("value", "text", "YES", None),
+        ("score", "double precision", "YES", None),
+        ("failure", "text", "YES", None),
+        ("answered_by", "text", "YES", None),
+        ("tokens_in", "integer", "YES", None),
+        ("tokens_out", "integer", "YES", None),
+        ("latency_ms", "double precision", "YES", None),
+        ("cost", "double precision", "YES", None),
+        ("created_at", TS, "NO", None),
+    ],
 }
 
 
@@ -462,6 +516,14 @@ POSTGRES_INDEXES = {
             "ix_shadow_runs_ab_test", "shadow_runs", "ab_test_id, created_at"
         ),
     },
+    "judge_cache": {
+        "judge_cache_pkey": _btree(
+            "judge_cache_pkey", "judge_cache", "workspace_id, cache_key", True
+        ),
+        "ix_judge_cache_task": _btree(
+            "ix_judge_cache_task", "judge_cache", "workspace_id, task, prompt_version, model"
+        ),
+    },
 }
 
 RUN_FK_PG = "FOREIGN KEY (run_id) REFERENCES eval_runs(id) ON DELETE CASCADE"
@@ -502,7 +564,7 @@ POSTGRES_CONSTRAINTS = {
         "ck_judgments_source": (
             "c",
             "CHECK ((source = ANY (ARRAY['manual'::text, 'implicit'::text, "
-            "'bootstrapped'::text, 'validated'::text])))",
+            "'bootstrapped'::text, 'validated'::text, 'llm'::text])))",
         ),
     },
     "ab_tests": {
@@ -516,6 +578,7 @@ POSTGRES_CONSTRAINTS = {
             "FOREIGN KEY (ab_test_id) REFERENCES ab_tests(id) ON DELETE CASCADE",
         ),
     },
+    "judge_cache": {"judge_cache_pkey": ("p", "PRIMARY KEY (workspace_id, cache_key)")},
 }
 
 POSTGRES_SEQUENCES = [

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -121,6 +122,16 @@ def is_sqlite(url: str) -> bool:
     return url.startswith("sqlite")
 
 
+NEXT = len(schema.MIGRATIONS) + 1
+"""The number a migration appended by a test gets (``mNNN_what`` names are numbered)."""
+
+
+def appended(migration: Any, what: str) -> Any:
+    """``migration`` named as the next migration, ``mNNN_what``."""
+    migration.__name__ = f"m{NEXT:03d}_{what}"
+    return migration
+
+
 # ---------------------------------------------------------------- exact schema
 
 
@@ -181,14 +192,15 @@ def test_an_appended_migration_upgrades_a_database_once(
         calls.append(1)
         connection.exec_driver_sql("CREATE TABLE eval_notes (run_id INTEGER, note TEXT)")
 
-    monkeypatch.setattr(_migrations, "MIGRATIONS", [*_migrations.MIGRATIONS, m003_notes])
+    migration = appended(m003_notes, "notes")
+    monkeypatch.setattr(_migrations, "MIGRATIONS", [*_migrations.MIGRATIONS, migration])
     open_store(db_url).close()
     with open_store(db_url) as store:
         assert store.get(kept.id) == kept  # data survives the upgrade
     assert calls == [1]
     assert sql(db_url, "SELECT id, name FROM schema_migrations ORDER BY id") == [
         *schema.MIGRATIONS,
-        (3, "m003_notes"),
+        (NEXT, f"m{NEXT:03d}_notes"),
     ]
     assert sql(db_url, "SELECT count(*) FROM eval_notes") == [(0,)]
 
@@ -205,7 +217,8 @@ def test_a_failing_migration_leaves_nothing_behind(
         connection.exec_driver_sql("CREATE TABLE half_done (x INTEGER)")
         raise RuntimeError("migration bug")
 
-    monkeypatch.setattr(_migrations, "MIGRATIONS", [*_migrations.MIGRATIONS, m003_broken])
+    migration = appended(m003_broken, "broken")
+    monkeypatch.setattr(_migrations, "MIGRATIONS", [*_migrations.MIGRATIONS, migration])
     with pytest.raises(RuntimeError, match="migration bug"):
         open_store(db_url)
     assert sql(db_url, "SELECT count(*) FROM schema_migrations") == [(len(schema.MIGRATIONS),)]
@@ -222,10 +235,12 @@ def test_a_database_from_a_newer_recallbench_is_refused(db_url: str) -> None:
     open_store(db_url).close()
     sql(
         db_url,
-        "INSERT INTO schema_migrations VALUES (3, 'm003_future', :at)",
+        "INSERT INTO schema_migrations VALUES (:id, :name, :at)",
+        id=NEXT,
+        name=f"m{NEXT:03d}_future",
         at=datetime(2030, 1, 1, tzinfo=UTC),
     )
-    with pytest.raises(ConfigError, match=r"m003_future.*newer version"):
+    with pytest.raises(ConfigError, match=rf"m{NEXT:03d}_future.*newer version"):
         open_store(db_url)
 
 

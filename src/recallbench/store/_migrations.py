@@ -247,5 +247,81 @@ def m002_telemetry(connection: Connection) -> None:
     metadata.create_all(connection)
 
 
-MIGRATIONS: list[Migration] = [m001_history, m002_telemetry]
+def m003_judge_cache(connection: Connection) -> None:
+    """The judge cache: one row per judgment a model gave, keyed by the sha256 of (task,
+    prompt version, model, parameters, input), with the answer as it came (so that a replay
+    parses it again exactly), the value read from it, and what it cost."""
+    metadata = MetaData()
+    Table(
+        "judge_cache",
+        metadata,
+        _workspace(),
+        Column("cache_key", Text, nullable=False),  # sha256 hex
+        Column("task", Text, nullable=False),
+        Column("prompt_version", Text, nullable=False),
+        Column("model", Text, nullable=False),  # as asked for (part of the key)
+        Column("params", Text, nullable=False),  # JSON, canonical
+        Column("input_sha256", Text, nullable=False),
+        Column("response", Text, nullable=False),  # the answer text
+        Column("parsed", Text),  # JSON: the answer as the provider parsed it
+        Column("raw", Text),  # JSON: the provider's response body
+        Column("value", Text),  # JSON: the task's value; NULL when it did not parse
+        Column("score", Float),  # NULL when it did not parse
+        Column("failure", Text),  # why it did not parse
+        Column("answered_by", Text),  # the model as the server named it
+        Column("tokens_in", Integer),
+        Column("tokens_out", Integer),
+        Column("latency_ms", Float),
+        Column("cost", Float),
+        _created_at(),
+        PrimaryKeyConstraint("workspace_id", "cache_key"),
+        Index("ix_judge_cache_task", "workspace_id", "task", "prompt_version", "model"),
+    )
+    metadata.create_all(connection)
+
+
+def m004_llm_judgments(connection: Connection) -> None:
+    """Judgments may come from an LLM judge: ``judgments.source`` also allows ``llm``.
+
+    PostgreSQL swaps the CHECK constraint. SQLite cannot alter a constraint, so the table is
+    rebuilt (SQLite's documented procedure: create the new table, copy the rows with their
+    ids, drop the old one, rename): the new table is frozen here as m002 made it but for the
+    wider CHECK."""
+    sources = ("manual", "implicit", "bootstrapped", "validated", "llm")
+    if connection.dialect.name == "postgresql":
+        connection.exec_driver_sql("ALTER TABLE judgments DROP CONSTRAINT ck_judgments_source")
+        connection.exec_driver_sql(
+            "ALTER TABLE judgments ADD CONSTRAINT ck_judgments_source "
+            f"CHECK ({_one_of('source', sources)})"
+        )
+        return
+    metadata = MetaData()
+    rebuilt = Table(
+        "judgments_m004",
+        metadata,
+        _id(),
+        _workspace(),
+        Column("query_id", Text, nullable=False),
+        Column("doc_id", Text, nullable=False),
+        Column("grade", Integer, nullable=False),
+        Column("source", Text, nullable=False),
+        Column("annotator", Text),
+        Column("confidence", Float),
+        _created_at(),
+        CheckConstraint("grade BETWEEN 0 AND 3", name="ck_judgments_grade"),
+        CheckConstraint(_one_of("source", sources), name="ck_judgments_source"),
+        UniqueConstraint(
+            "workspace_id", "query_id", "doc_id", "source", name="uq_judgments_judgment"
+        ),
+    )
+    rebuilt.create(connection)
+    columns = ", ".join(column.name for column in rebuilt.columns)
+    connection.exec_driver_sql(
+        f"INSERT INTO judgments_m004 ({columns}) SELECT {columns} FROM judgments"
+    )
+    connection.exec_driver_sql("DROP TABLE judgments")
+    connection.exec_driver_sql("ALTER TABLE judgments_m004 RENAME TO judgments")
+
+
+MIGRATIONS: list[Migration] = [m001_history, m002_telemetry, m003_judge_cache, m004_llm_judgments]
 """In order; append only."""

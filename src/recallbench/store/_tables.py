@@ -197,6 +197,30 @@ shadow_runs = Table(
     Column("created_at", UTCDateTime, nullable=False),
 )
 
+judge_cache = Table(
+    "judge_cache",
+    metadata,
+    Column("workspace_id", Text, primary_key=True),
+    Column("cache_key", Text, primary_key=True),
+    Column("task", Text, nullable=False),
+    Column("prompt_version", Text, nullable=False),
+    Column("model", Text, nullable=False),
+    Column("params", Text, nullable=False),
+    Column("input_sha256", Text, nullable=False),
+    Column("response", Text, nullable=False),
+    Column("parsed", Text),
+    Column("raw", Text),
+    Column("value", Text),
+    Column("score", Float),
+    Column("failure", Text),
+    Column("answered_by", Text),
+    Column("tokens_in", Integer),
+    Column("tokens_out", Integer),
+    Column("latency_ms", Float),
+    Column("cost", Float),
+    Column("created_at", UTCDateTime, nullable=False),
+)
+
 WORKSPACE_TABLES = {
     table.name: table
     for table in (
@@ -209,6 +233,7 @@ WORKSPACE_TABLES = {
         judgments,
         ab_tests,
         shadow_runs,
+        judge_cache,
     )
 }
 """Every table that holds workspace rows, by name (``Store.count`` accepts these)."""
