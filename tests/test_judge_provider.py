@@ -211,14 +211,15 @@ def _run(setup: Setup, schema: Any = SCHEMA, messages: Any = ASK) -> Completion 
 
 
 def test_a_structured_answer_is_parsed_with_its_cost(server: Server) -> None:
-    setup = _setup(server, "ok", seed=7)
+    setup = _setup(server, "ok", seed=7, max_tokens=64)
     result = _run(setup)
     assert isinstance(result, Completion)
     assert result.parsed == {"relevant": True, "reason": "names the city"}
     assert (result.model, result.tokens_in, result.tokens_out) == ("scripted-model", 12, 7)
     assert result.latency_ms > 0 and result.raw["id"] == "chatcmpl-1"
     sent = server.bodies[setup.token][0]
-    assert sent["temperature"] == 0.0 and sent["seed"] == 7 and sent["model"] == "judge-model"
+    assert sent["temperature"] == 0.0 and sent["seed"] == 7 and sent["max_tokens"] == 64
+    assert sent["model"] == "judge-model"
     assert sent["response_format"]["type"] == "json_schema"
     assert sent["response_format"]["json_schema"]["schema"] == SCHEMA
     assert isinstance(setup.provider, Provider)
@@ -230,7 +231,7 @@ def test_without_a_schema_the_text_comes_back_unparsed(server: Server) -> None:
     assert isinstance(result, Completion)
     assert (result.text, result.parsed) == ("Paris is the capital.", None)
     sent = server.bodies[setup.token][0]
-    assert "response_format" not in sent and "seed" not in sent
+    assert not {"response_format", "seed", "max_tokens"} & set(sent)
 
 
 def test_429_is_retried_after_the_wait_the_server_asks_for(server: Server) -> None:
@@ -313,8 +314,10 @@ def test_a_server_without_json_schema_gets_json_object(server: Server) -> None:
     assert isinstance(first, Completion) and isinstance(second, Completion)
     kinds = [body.get("response_format", {}).get("type") for body in server.bodies[setup.token]]
     assert kinds == ["json_schema", "json_object", "json_object"]  # remembered
-    told = server.bodies[setup.token][1]["messages"][-1]
+    assert server.bodies[setup.token][1]["response_format"]["schema"] == SCHEMA
+    told, asked = server.bodies[setup.token][1]["messages"]
     assert told["role"] == "system" and '"relevant"' in told["content"]
+    assert asked == ASK[0]
 
 
 def test_a_server_without_response_format_gets_plain_text_parsed_strictly(
@@ -327,6 +330,12 @@ def test_a_server_without_response_format_gets_plain_text_parsed_strictly(
         "reason": "names the city",
     }
     assert setup.provider.format_mode == "text" and setup.sleeps == []
+    system = {"role": "system", "content": "You judge relevance."}
+    again = _run(setup, messages=[system, *ASK])
+    assert isinstance(again, Completion)
+    told, asked = server.bodies[setup.token][-1]["messages"]
+    assert told["content"].startswith("You judge relevance.\n\nAnswer with one JSON object")
+    assert asked == ASK[0]
 
 
 def test_no_more_calls_in_flight_than_the_limit(server: Server) -> None:

@@ -4,7 +4,8 @@ Ollama, vLLM, llama.cpp's server, LM Studio and hosted APIs all accept
 ``POST {base_url}/chat/completions``. Every call asks for temperature 0 and a seed so that
 repeated judgments agree, and for the answer as JSON when a schema is given: first as
 ``response_format: json_schema``; a server that rejects that (400/422) is asked with
-``json_object`` from then on, then with plain text, the answer parsed strictly each time.
+``json_object`` (carrying the schema too, an extension some servers enforce) from then on,
+then with plain text, the answer parsed strictly each time.
 
 Calls are limited (concurrency, requests per minute), time-boxed, and retried with
 exponential backoff and jitter on timeouts, refused connections, 429 and 5xx, honouring
@@ -167,10 +168,17 @@ class OpenAIProvider:
             }
             return body
         if mode == "json_object":
-            body["response_format"] = {"type": "json_object"}
+            # "schema" is the extension llama-cpp-python (a grammar from it) and several
+            # hosted APIs understand under json_object; others ignore it.
+            body["response_format"] = {"type": "json_object", "schema": dict(schema)}
         # Without schema enforcement the model must be told the shape (json_object mode
-        # also requires the word JSON in the messages).
-        sent.append({"role": "system", "content": _schema_instruction(schema)})
+        # also requires the word JSON in the messages). In the leading system message: some
+        # chat templates reject a system message anywhere else.
+        instruction = _schema_instruction(schema)
+        if sent and sent[0].get("role") == "system":
+            sent[0]["content"] = f"{sent[0].get('content', '')}\n\n{instruction}".lstrip()
+        else:
+            sent.insert(0, {"role": "system", "content": instruction})
         return body
 
     async def _paced(self) -> None:
