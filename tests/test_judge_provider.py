@@ -131,6 +131,8 @@ def _handler(server: Server) -> type[BaseHTTPRequestHandler]:
                 self._send(401, {"error": "bad key"})
             elif script == "hang":
                 server.release.wait(timeout=30)  # hang guard: the test ends it sooner
+            elif script == "bad-gzip":
+                self._send(200, b"not gzip at all", {"Content-Encoding": "gzip"})
             elif script == "garbage":
                 self._send(200, b"<html>gateway</html>")
             elif script == "prose":
@@ -306,6 +308,13 @@ def test_invalid_output_is_a_failure_not_a_guess(
     result = _run(setup)
     assert isinstance(result, UnparseableOutputError) and expected in str(result)
     assert server.hits[setup.token] == 1  # the same request would get the same answer
+
+
+def test_a_body_that_cannot_be_decoded_is_a_failure_value(server: Server) -> None:
+    setup = _setup(server, "bad-gzip")
+    result = _run(setup)
+    assert isinstance(result, ProviderError) and "DecodingError" in str(result)
+    assert not result.retryable and server.hits[setup.token] == 1
 
 
 def test_a_server_without_json_schema_gets_json_object(server: Server) -> None:

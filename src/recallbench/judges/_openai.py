@@ -206,6 +206,8 @@ class OpenAIProvider:
             ) from None
         except httpx.TransportError as error:
             raise ProviderConnectionError(f"{self._url}: {type(error).__name__}") from None
+        except (httpx.HTTPError, httpx.InvalidURL) as error:  # decoding, redirects, bad URL
+            raise ProviderError(f"{self._url}: {type(error).__name__}: {error}") from None
         if response.status_code >= 400:
             raise ProviderHTTPError(
                 f"{self._url}: HTTP {response.status_code} {_short(response.text)}",
