@@ -1,0 +1,160 @@
+"""Judging a batch: cache first, then the provider for what is missing, failures counted.
+
+Every input gets a :class:`Judgment`, in input order: a value read from the answer, or
+the neutral 0.5 with the reason it failed. Identical inputs are asked once. Under
+``strict`` nothing is asked: a batch with any judgment missing from the cache is refused
+before the first call, so that a CI run is the replay of a recorded one or nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from recallbench.judges._cache import CacheKey, Entry, JudgeCache, JudgeCacheMissError, cache_key
+from recallbench.judges._judgment import (
+    MAX_FAILURE_RATE,
+    NEUTRAL,
+    FailureReason,
+    JudgeStats,
+    Judgment,
+)
+from recallbench.judges._provider import (
+    Completion,
+    Provider,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderHTTPError,
+    ProviderTimeoutError,
+    UnparseableOutputError,
+    attempt,
+)
+from recallbench.judges._tasks import JudgeTask
+
+I = TypeVar("I")  # noqa: E741 - the conventional name of an input type variable
+V = TypeVar("V")
+
+Pricing = Callable[[int, int], float]
+"""USD for (tokens in, tokens out): the judge configuration's ``cost``."""
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeRun(Generic[V]):
+    """A batch's judgments, in input order, and its counts."""
+
+    judgments: list[Judgment[V]]
+    stats: JudgeStats
+
+    @property
+    def scores(self) -> list[float]:
+        return [judgment.score for judgment in self.judgments]
+
+
+async def judge_many(
+    task: JudgeTask[I, V],
+    inputs: Sequence[I],
+    provider: Provider,
+    cache: JudgeCache | None = None,
+    strict: bool = False,
+    *,
+    params: Mapping[str, Any] | None = None,
+    concurrency: int = 4,
+    price: Pricing | None = None,
+    max_failure_rate: float = MAX_FAILURE_RATE,
+) -> JudgeRun[V]:
+    """Judge every input with ``task``. ``params`` are the call parameters that change
+    answers (temperature, seed, ...): part of the cache key. ``concurrency`` bounds the
+    calls in flight. ``strict`` asks nothing and raises JudgeCacheMissError (exit 2) when
+    any judgment is not cached (no cache: none is)."""
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, not {concurrency}")
+    prompt = task.prompt
+    keys = [
+        cache_key(task.name, prompt.version, provider.model, params or {}, task.input_json(item))
+        for item in inputs
+    ]
+    found = cache.get_many(keys) if cache is not None else {}
+    first: dict[str, int] = {}  # digest -> the input that asks for it
+    for index, key in enumerate(keys):
+        first.setdefault(key.digest, index)
+    missing = [index for digest, index in first.items() if digest not in found]
+    if strict and missing:
+        store = cache.store.url if cache is not None else "no judge cache"
+        raise JudgeCacheMissError(store, [keys[index] for index in missing], missing)
+
+    stats = JudgeStats(asked=len(inputs), max_failure_rate=max_failure_rate)
+    fresh: dict[str, Judgment[V]] = {}
+    limit = asyncio.Semaphore(concurrency)
+
+    async def ask(index: int) -> None:
+        item, key = inputs[index], keys[index]
+        async with limit:
+            answer = await attempt(provider, task.messages(item), schema=task.schema)
+        fresh[key.digest] = _record(task, item, key, answer, cache, stats, price)
+
+    await asyncio.gather(*(ask(index) for index in missing))
+
+    judgments: list[Judgment[V]] = []
+    for index, key in enumerate(keys):
+        completion = found.get(key.digest)
+        if completion is not None:
+            stats.cached += 1
+            judgment = _read(task, inputs[index], completion, cached=True)
+        else:
+            judgment = fresh[key.digest]
+        if judgment.failure is not None:
+            stats.failed[judgment.failure] += 1
+        judgments.append(judgment)
+    return JudgeRun(judgments, stats)
+
+
+def _record(
+    task: JudgeTask[I, V],
+    item: I,
+    key: CacheKey,
+    answer: Completion | ProviderError,
+    cache: JudgeCache | None,
+    stats: JudgeStats,
+    price: Pricing | None,
+) -> Judgment[V]:
+    """The judgment of a fresh answer; counts its call and tokens, caches the answer."""
+    stats.called += 1
+    if isinstance(answer, UnparseableOutputError):
+        # the model did answer: cache the text so that a replay fails the same way
+        completion = Completion(answer.text, None, "", 0, 0, 0.0)
+        judgment = _read(task, item, completion, cached=False)
+        if cache is not None:
+            cache.put(Entry(key, completion, None, None, "unparseable", None, tokens_known=False))
+        return judgment
+    if isinstance(answer, ProviderError):
+        return Judgment(None, NEUTRAL, _reason(answer), str(answer))
+    stats.tokens_in += answer.tokens_in
+    stats.tokens_out += answer.tokens_out
+    cost = price(answer.tokens_in, answer.tokens_out) if price is not None else None
+    stats.cost = None if cost is None or stats.cost is None else stats.cost + cost
+    judgment = _read(task, item, answer, cached=False)
+    if cache is not None:
+        value = None if judgment.value is None else task.value_json(judgment.value)
+        score = None if judgment.failed else judgment.score
+        cache.put(Entry(key, answer, value, score, judgment.failure, cost))
+    return judgment
+
+
+def _read(task: JudgeTask[I, V], item: I, completion: Completion, cached: bool) -> Judgment[V]:
+    try:
+        value = task.parse(completion, item)
+    except UnparseableOutputError as error:
+        return Judgment(None, NEUTRAL, "unparseable", str(error), cached, completion.model)
+    return Judgment(value, task.score(value), cached=cached, model=completion.model)
+
+
+def _reason(error: ProviderError) -> FailureReason:
+    if isinstance(error, ProviderTimeoutError):
+        return "timeout"
+    if isinstance(error, ProviderConnectionError):
+        return "connection"
+    if isinstance(error, ProviderHTTPError):
+        return "http"
+    return "provider"
