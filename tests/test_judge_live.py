@@ -9,6 +9,7 @@ answer, determinism at temperature 0), never judgment quality.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
 import subprocess
@@ -122,3 +123,41 @@ def test_temperature_zero_gives_the_same_answer_twice(base_url: str) -> None:
     assert first.text == second.text and first.parsed == second.parsed
     plain_first, plain_second = _ask(base_url, None, 2)
     assert plain_first.text == plain_second.text and plain_first.parsed is None
+
+
+# The in-process provider needs llama_cpp importable, which only the .cache/llm venv has:
+# the same check runs there, with this checkout's sources on the path.
+_IN_PROCESS = """
+import asyncio, json, sys
+from recallbench.judges._config import JudgeConfig
+from recallbench.judges._local import LocalProvider
+
+async def main():
+    provider = LocalProvider(JudgeConfig(provider="local", model=sys.argv[1], seed=0))
+    schema, question = json.loads(sys.argv[2]), json.loads(sys.argv[3])
+    try:
+        answers = [await provider.complete(question, schema=schema) for _ in range(2)]
+    finally:
+        await provider.aclose()
+    print(json.dumps([[a.text, a.parsed, a.tokens_in, a.tokens_out] for a in answers]))
+
+asyncio.run(main())
+"""
+
+
+def test_the_in_process_provider_answers_alike_twice() -> None:
+    source = Path(__file__).parents[1] / "src"
+    done = subprocess.run(
+        [str(PYTHON), "-c", _IN_PROCESS, str(_model()), json.dumps(SCHEMA), json.dumps(QUESTION)],
+        capture_output=True,
+        text=True,
+        timeout=STARTUP_GUARD_S,
+        env={**os.environ, "PYTHONPATH": str(source)},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    first, second = json.loads(done.stdout.strip().splitlines()[-1])
+    assert first == second
+    text, parsed, tokens_in, tokens_out = first
+    assert parsed == json.loads(text) and parsed["answer"] in ("yes", "no")
+    assert tokens_in > 0 and tokens_out > 0

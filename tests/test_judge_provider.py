@@ -145,6 +145,12 @@ def _handler(server: Server) -> type[BaseHTTPRequestHandler]:
                     self._send(400, {"error": "response_format json_schema unsupported"})
                 else:
                     self._send(200, _chat(GOOD))
+            elif script == "500-on-json-schema":  # how llama-cpp-python's server refuses it
+                if body.get("response_format", {}).get("type") == "json_schema":
+                    message = "validation error: ('body', 'response_format', 'type')"
+                    self._send(500, {"error": {"message": message}})
+                else:
+                    self._send(200, _chat(GOOD))
             elif script == "text-only":
                 if "response_format" in body:
                     self._send(400, {"error": "unknown field response_format"})
@@ -327,6 +333,13 @@ def test_a_server_without_json_schema_gets_json_object(server: Server) -> None:
     told, asked = server.bodies[setup.token][1]["messages"]
     assert told["role"] == "system" and '"relevant"' in told["content"]
     assert asked == ASK[0]
+
+
+def test_a_500_naming_response_format_falls_back_instead_of_retrying(server: Server) -> None:
+    setup = _setup(server, "500-on-json-schema")
+    result = _run(setup)
+    assert isinstance(result, Completion) and setup.sleeps == []
+    assert setup.provider.format_mode == "json_object" and server.hits[setup.token] == 2
 
 
 def test_a_server_without_response_format_gets_plain_text_parsed_strictly(

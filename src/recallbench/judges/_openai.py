@@ -3,9 +3,9 @@
 Ollama, vLLM, llama.cpp's server, LM Studio and hosted APIs all accept
 ``POST {base_url}/chat/completions``. Every call asks for temperature 0 and a seed so that
 repeated judgments agree, and for the answer as JSON when a schema is given: first as
-``response_format: json_schema``; a server that rejects that (400/422) is asked with
-``json_object`` (carrying the schema too, an extension some servers enforce) from then on,
-then with plain text, the answer parsed strictly each time.
+``response_format: json_schema``; a server that rejects that (400/422, or a 500 naming
+``response_format``) is asked with ``json_object`` (carrying the schema too, an extension
+some servers enforce) from then on, then with plain text, the answer parsed strictly.
 
 Calls are limited (concurrency, requests per minute), time-boxed, and retried with
 exponential backoff and jitter on timeouts, refused connections, 429 and 5xx, honouring
@@ -126,9 +126,8 @@ class OpenAIProvider:
             try:
                 return await self._post(messages, schema, mode)
             except ProviderHTTPError as error:
-                # 400/422 to a structured request: the server likely lacks that feature.
                 fallback = _FALLBACK.get(mode)
-                if schema is None or error.status not in (400, 422) or fallback is None:
+                if schema is None or fallback is None or not _rejects_format(error):
                     raise
                 if self._format == mode:
                     self._format = fallback
@@ -213,6 +212,7 @@ class OpenAIProvider:
                 f"{self._url}: HTTP {response.status_code} {_short(response.text)}",
                 response.status_code,
                 _retry_after(response.headers.get("retry-after")),
+                response.text,
             )
         return response
 
@@ -260,6 +260,17 @@ class OpenAIProvider:
             latency_ms=latency_ms,
             raw=raw,
         )
+
+
+def _rejects_format(error: ProviderHTTPError) -> bool:
+    """Whether the server refused the response_format rather than failed at the call.
+
+    400/422 are the usual refusals; llama-cpp-python's server reports its request validation
+    error as a 500 naming the field, which must not be retried as an overload.
+    """
+    if error.status in (400, 422):
+        return True
+    return error.status >= 500 and "response_format" in error.body
 
 
 def _schema_instruction(schema: JsonSchema) -> str:

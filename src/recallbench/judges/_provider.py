@@ -66,10 +66,14 @@ class ProviderConnectionError(ProviderError):
 class ProviderHTTPError(ProviderError):
     """The endpoint answered with an error status (4xx refusals, 5xx, 429 after retries)."""
 
-    def __init__(self, message: str, status: int, retry_after: float | None = None) -> None:
+    def __init__(
+        self, message: str, status: int, retry_after: float | None = None, body: str = ""
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.retry_after = retry_after
+        self.body = body
+        """The error response's text (servers explain rejected parameters there)."""
         # 408, 409, 429 and server errors are worth another try; other 4xx will not change.
         self.retryable = status in (408, 409, 429) or status >= 500
 
