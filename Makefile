@@ -69,8 +69,7 @@ $(LLM_MODEL): | $(LLM_HOME)/.installed
 	rm -rf $(LLM_HOME)/download
 
 test-llm: $(VENV)/.installed-dev $(LLM_MODEL)
-	RECALLBENCH_LLM=1 $(BIN)/pytest -m llm -o 'markers=llm: live tests against a local model' \
-		--durations=0 tests/test_judge_live.py
+	RECALLBENCH_LLM=1 $(BIN)/pytest -m llm --durations=0 tests/test_judge_live.py
 
 clean:
 	rm -rf $(VENV) out .cache .mypy_cache .ruff_cache .pytest_cache .hypothesis

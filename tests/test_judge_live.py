@@ -21,15 +21,16 @@ from pathlib import Path
 import httpx
 import pytest
 
-if os.environ.get("RECALLBENCH_LLM") != "1":
-    # Before the marker below: with --strict-markers an unregistered mark fails at import.
-    pytest.skip("live model tests: run with make test-llm", allow_module_level=True)
+from recallbench.judges._config import JudgeConfig
+from recallbench.judges._openai import OpenAIProvider
+from recallbench.judges._provider import Completion
 
-pytestmark = pytest.mark.llm
-
-from recallbench.judges._config import JudgeConfig  # noqa: E402
-from recallbench.judges._openai import OpenAIProvider  # noqa: E402
-from recallbench.judges._provider import Completion  # noqa: E402
+pytestmark = [
+    pytest.mark.llm,
+    pytest.mark.skipif(
+        os.environ.get("RECALLBENCH_LLM") != "1", reason="live model tests: run with make test-llm"
+    ),
+]
 
 HOME = Path(os.environ.get("RECALLBENCH_LLM_HOME", Path(__file__).parents[1] / ".cache" / "llm"))
 PYTHON = HOME / "bin" / "python"
