@@ -4,6 +4,7 @@ system through its own ingest path, so an agent can recall past regressions."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from pathlib import Path
 
 from recallbench.core import ConfigError, Document
@@ -31,10 +32,14 @@ def regression_note(result: GateResult, report: Report) -> Document | None:
     if worst:
         lines.append("Worst queries: " + "; ".join(f"{q.id} ({q.text[:80]})" for q in worst) + ".")
     stamp = report.created_at.strftime("%Y%m%dT%H%M%S")
+    text = "\n".join(lines)
+    # two reports made in the same second (a CI matrix) must not share a note: memory
+    # servers keyed by name would keep one of them
+    digest = hashlib.sha256(text.encode()).hexdigest()[:8]
     return Document(
-        id=f"recallbench-regression-{result.system}-{stamp}",
+        id=f"recallbench-regression-{result.system}-{stamp}-{digest}",
         title=f"Retrieval regression in {result.system}",
-        text="\n".join(lines),
+        text=text,
         metadata={
             "type": "regression",
             "tier": "important",
