@@ -104,9 +104,10 @@ def history(
     A series is one system on one dataset fingerprint (a changed dataset starts a new
     series: its numbers are not comparable). For each measure: the number of runs, first
     and last value with the last run's 95% bootstrap interval (from its stored per-query
-    values), the last change, how many changes were significant, min, max, accepted runs,
-    and a sparkline, oldest to newest. A change is tested on the queries both runs scored
-    (two-sided paired randomisation test, Holm-corrected over the series' changes).
+    values), the last change, how many changes were significant, accepted runs, and a
+    sparkline, oldest to newest, scaled to its min..max (`--runs` lists every value). A
+    change is tested on the queries both runs scored (two-sided paired randomisation test,
+    Holm-corrected over the series' changes).
     """
     from recallbench.report._changes import series_statistics
     from recallbench.store import open_store
@@ -180,11 +181,14 @@ def _render(
         caption_justify="left",
     )
     columns = ("measure", "runs", "first", "last", "95% interval", "change", "signif.")
-    for name in (*columns, "min", "max", "accepted"):
-        table.add_column(name, justify="left" if name == "measure" else "right")
+    for name in (*columns, "accepted"):
+        table.add_column(
+            name,
+            justify="left" if name == "measure" else "right",
+            overflow="fold" if name == "measure" else "ellipsis",
+        )
     table.add_column("trend", no_wrap=True)
     for trend in _trends(runs, wanted or list(last.means)):
-        present = [v for v in trend.values if v is not None]
         accepted = sum(run.accepted for run in runs if trend.measure in run.means)
         changes = statistics.changes.get(trend.measure, [])
         tested = [change for change in changes if change.p is not None]
@@ -196,8 +200,6 @@ def _render(
             _bounds(statistics.intervals.get(trend.measure, [None])[-1]),
             _change(trend) + ("*" if changes and changes[-1].significant else ""),
             f"{sum(c.significant for c in tested)} of {len(tested)}" if tested else "—",
-            _number(min(present) if present else None),
-            _number(max(present) if present else None),
             str(accepted),
             sparkline(trend.values),
         )
