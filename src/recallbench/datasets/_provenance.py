@@ -89,29 +89,36 @@ def read_json_list(file: Path, what: str) -> list[Any]:
     return data
 
 
-def read_jsonl(path: Path, problems: list[Problem]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) of every non-blank line of a JSON Lines file; a missing file,
-    a line that is not JSON or not an object is added to ``problems`` with its file:line."""
+def read_lines(path: Path, problems: list[Problem]) -> Iterator[tuple[int, str]]:
+    """(line number, line without its end) of a UTF-8 text file; CRLF and LF alike. A
+    missing file, or a line that is not UTF-8 (decoded line by line, so that a bad byte is
+    located), is added to ``problems``."""
     try:
-        handle = path.open("rb")  # decoded line by line, so that bad bytes are located
+        handle = path.open("rb")
     except FileNotFoundError:
         problems.append(Problem(str(path), "file not found"))
         return
     with handle:
         for number, raw in enumerate(handle, start=1):
             try:
-                line = raw.decode("utf-8")
+                yield number, raw.decode("utf-8").rstrip("\r\n")
             except UnicodeDecodeError as exc:
                 problems.append(Problem(f"{path}:{number}", f"not UTF-8 text ({exc.reason})"))
-                continue
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                problems.append(Problem(f"{path}:{number}", f"invalid JSON: {exc.msg}"))
-                continue
-            if not isinstance(record, dict):
-                problems.append(Problem(f"{path}:{number}", "expected a JSON object"))
-                continue
-            yield number, record
+
+
+def read_jsonl(path: Path, problems: list[Problem]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) of every non-blank line of a JSON Lines file; a missing file,
+    a line that is not UTF-8, not JSON or not an object is added to ``problems`` with its
+    file:line."""
+    for number, line in read_lines(path, problems):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append(Problem(f"{path}:{number}", f"invalid JSON: {exc.msg}"))
+            continue
+        if not isinstance(record, dict):
+            problems.append(Problem(f"{path}:{number}", "expected a JSON object"))
+            continue
+        yield number, record

@@ -48,8 +48,8 @@ from pydantic import JsonValue
 
 from recallbench.core import Dataset, DatasetError, Document, Problem, Query
 from recallbench.datasets._json_v1 import checked_dataset
-from recallbench.datasets._provenance import Provenance
-from recallbench.datasets._smart_format import SmartRecord, read_lines, read_smart
+from recallbench.datasets._provenance import Provenance, read_lines
+from recallbench.datasets._smart_format import SmartRecord, read_smart
 
 CRANFIELD_FILES = ("cran.all.1400", "cran.qry", "cranqrel")
 CISI_FILES = ("CISI.ALL", "CISI.QRY", "CISI.REL")

@@ -11,13 +11,13 @@ A marker this module does not know is a located error rather than text silently 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import JsonValue
 
 from recallbench.core import Problem
+from recallbench.datasets._provenance import read_lines
 
 FIELDS = {
     "T": "title",
@@ -80,23 +80,6 @@ class SmartRecord:
             elif value := "; ".join(self.collapsed(letter)):
                 metadata[FIELDS[letter]] = value
         return metadata
-
-
-def read_lines(path: Path, problems: list[Problem]) -> Iterator[tuple[int, str]]:
-    """(line number, line without its end) of a UTF-8 text file; CRLF and LF alike.
-
-    Decoded line by line, so that a bad byte is reported on its own line."""
-    try:
-        handle = path.open("rb")
-    except FileNotFoundError:
-        problems.append(Problem(str(path), "file not found"))
-        return
-    with handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                yield number, raw.decode("utf-8").rstrip("\r\n")
-            except UnicodeDecodeError as exc:
-                problems.append(Problem(f"{path}:{number}", f"not UTF-8 text: {exc.reason}"))
 
 
 def read_smart(path: Path, problems: list[Problem]) -> list[SmartRecord]:
