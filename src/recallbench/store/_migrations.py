@@ -190,24 +190,7 @@ def m002_telemetry(connection: Connection) -> None:
         CheckConstraint(_one_of("kind", feedback_kinds), name="ck_feedback_events_kind"),
         Index("ix_feedback_events_query", "workspace_id", "query_id"),
     )
-    Table(
-        "judgments",
-        metadata,
-        _id(),
-        _workspace(),
-        Column("query_id", Text, nullable=False),
-        Column("doc_id", Text, nullable=False),
-        Column("grade", Integer, nullable=False),
-        Column("source", Text, nullable=False),
-        Column("annotator", Text),
-        Column("confidence", Float),
-        _created_at(),
-        CheckConstraint("grade BETWEEN 0 AND 3", name="ck_judgments_grade"),
-        CheckConstraint(_one_of("source", judgment_sources), name="ck_judgments_source"),
-        UniqueConstraint(
-            "workspace_id", "query_id", "doc_id", "source", name="uq_judgments_judgment"
-        ),
-    )
+    _judgments(metadata, "judgments", judgment_sources)
     Table(
         "ab_tests",
         metadata,
@@ -245,6 +228,29 @@ def m002_telemetry(connection: Connection) -> None:
         Index("ix_shadow_runs_ab_test", "ab_test_id", "created_at"),
     )
     metadata.create_all(connection)
+
+
+def _judgments(metadata: MetaData, name: str, sources: tuple[str, ...]) -> Table:
+    """The ``judgments`` table as m002 made it, under ``name`` and allowing ``sources`` (m004
+    rebuilds it on SQLite with one more source). Frozen: later changes are new migrations."""
+    return Table(
+        name,
+        metadata,
+        _id(),
+        _workspace(),
+        Column("query_id", Text, nullable=False),
+        Column("doc_id", Text, nullable=False),
+        Column("grade", Integer, nullable=False),
+        Column("source", Text, nullable=False),
+        Column("annotator", Text),
+        Column("confidence", Float),
+        _created_at(),
+        CheckConstraint("grade BETWEEN 0 AND 3", name="ck_judgments_grade"),
+        CheckConstraint(_one_of("source", sources), name="ck_judgments_source"),
+        UniqueConstraint(
+            "workspace_id", "query_id", "doc_id", "source", name="uq_judgments_judgment"
+        ),
+    )
 
 
 def m003_judge_cache(connection: Connection) -> None:
@@ -285,8 +291,7 @@ def m004_llm_judgments(connection: Connection) -> None:
 
     PostgreSQL swaps the CHECK constraint. SQLite cannot alter a constraint, so the table is
     rebuilt (SQLite's documented procedure: create the new table, copy the rows with their
-    ids, drop the old one, rename): the new table is frozen here as m002 made it but for the
-    wider CHECK."""
+    ids, drop the old one, rename): the new table is m002's but for the wider CHECK."""
     sources = ("manual", "implicit", "bootstrapped", "validated", "llm")
     if connection.dialect.name == "postgresql":
         connection.exec_driver_sql("ALTER TABLE judgments DROP CONSTRAINT ck_judgments_source")
@@ -295,25 +300,7 @@ def m004_llm_judgments(connection: Connection) -> None:
             f"CHECK ({_one_of('source', sources)})"
         )
         return
-    metadata = MetaData()
-    rebuilt = Table(
-        "judgments_m004",
-        metadata,
-        _id(),
-        _workspace(),
-        Column("query_id", Text, nullable=False),
-        Column("doc_id", Text, nullable=False),
-        Column("grade", Integer, nullable=False),
-        Column("source", Text, nullable=False),
-        Column("annotator", Text),
-        Column("confidence", Float),
-        _created_at(),
-        CheckConstraint("grade BETWEEN 0 AND 3", name="ck_judgments_grade"),
-        CheckConstraint(_one_of("source", sources), name="ck_judgments_source"),
-        UniqueConstraint(
-            "workspace_id", "query_id", "doc_id", "source", name="uq_judgments_judgment"
-        ),
-    )
+    rebuilt = _judgments(MetaData(), "judgments_m004", sources)
     rebuilt.create(connection)
     columns = ", ".join(column.name for column in rebuilt.columns)
     connection.exec_driver_sql(
