@@ -20,7 +20,7 @@ from recallbench.measures._trec_extra import MIN_GEO_MEAN
 from recallbench.report._intervals import FloatArray, IntervalSettings, Scale, intervals
 from recallbench.report._model import Interval
 from recallbench.stats._multiple import adjust
-from recallbench.stats._resampling import randomisation_pvalues
+from recallbench.stats._resampling import randomisation_pvalues, seeded_streams
 
 QueryValues = Mapping[str, Mapping[str, float | None]]
 """Query id -> measure -> value (None: the query is not in the measure's population)."""
@@ -122,7 +122,7 @@ def _pvalues(pairs: Sequence[FloatArray], scales: Sequence[str], seed: int) -> l
     for n, indices in sorted(by_length.items()):
         differences = np.array([pairs[i] for i in indices]).reshape(-1, n)
         # the randomisation stream of `compare` for the same seed
-        rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[1])
+        rng = seeded_streams(seed)[1]
         p, _exact = randomisation_pvalues(differences, TEST_RESAMPLES, rng)
         for row, index in enumerate(indices):
             out[index] = float(p[row])

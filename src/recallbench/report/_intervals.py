@@ -28,11 +28,9 @@ from recallbench.report._model import SMALL_N, Bootstrap, Interval
 from recallbench.stats._resampling import (
     INTERVAL_NAMES,
     IntervalMethod,
-    bca_interval,
-    bootstrap_means,
     check_resamples,
-    percentile_interval,
 )
+from recallbench.stats._resampling import mean_intervals as stats_mean_intervals
 
 FloatArray = NDArray[np.float64]
 Scale = Literal["mean", "geometric"]
@@ -97,27 +95,13 @@ def mean_intervals(
 ) -> list[tuple[float, float] | None]:
     """The bootstrap interval of the mean of each sample; None for fewer than 2 values.
 
-    Samples of equal length share one set of resamples (:func:`bootstrap_means`), then
-    BCa (:func:`bca_interval`, Efron 1987) or percentile intervals at ``settings.level``.
+    Samples of equal length share one set of resamples (:func:`bootstrap_means`, the
+    bootstrap stream of `compare` for the same seed), then BCa (:func:`bca_interval`,
+    Efron 1987) or percentile intervals at ``settings.level``.
     """
-    out: list[tuple[float, float] | None] = [None] * len(samples)
-    by_length: dict[int, list[int]] = {}
-    for index, sample in enumerate(samples):
-        by_length.setdefault(sample.size, []).append(index)
-    for n, indices in sorted(by_length.items()):
-        if n < 2:
-            continue
-        values = np.array([samples[i] for i in indices], dtype=np.float64).reshape(-1, n)
-        # the bootstrap stream of `compare` for the same seed
-        rng = np.random.default_rng(np.random.SeedSequence(settings.seed).spawn(2)[0])
-        estimates = bootstrap_means(values, settings.resamples, rng)
-        if settings.method == "bca":
-            low, high = bca_interval(values, estimates, settings.level)
-        else:
-            low, high = percentile_interval(estimates, settings.level)
-        for row, index in enumerate(indices):
-            out[index] = (float(low[row]), float(high[row]))
-    return out
+    return stats_mean_intervals(
+        samples, settings.resamples, settings.level, settings.method, settings.seed
+    )
 
 
 def intervals(

@@ -20,11 +20,11 @@ from recallbench.stats._power import minimum_detectable_effect
 from recallbench.stats._resampling import (
     INTERVAL_NAMES,
     IntervalMethod,
-    bca_interval,
-    bootstrap_means,
+    bootstrap_interval,
     check_resamples,
-    percentile_interval,
+    mean_intervals,
     randomisation_pvalues,
+    seeded_streams,
 )
 from recallbench.stats._wilcoxon import WILCOXON_EXACT, wilcoxon_pvalue
 
@@ -153,35 +153,10 @@ def paired_intervals(
     The same seeded resamples, so only the level differs: for a level that depends on the
     p-values (Benjamini-Yekutieli's false-coverage intervals after Benjamini-Hochberg).
     """
-    out: list[tuple[float, float] | None] = [None] * len(baseline)
-    by_length: dict[int, list[int]] = {}
-    for index, base in enumerate(baseline):
-        by_length.setdefault(base.size, []).append(index)
-    for n, indices in by_length.items():
-        if n < 2:
-            continue
-        differences = np.array(
-            [system[i] - baseline[i] for i in indices], dtype=np.float64
-        ).reshape(-1, n)
-        low, high = _intervals(differences, settings, _generators(settings.seed)[0])
-        for row, index in enumerate(indices):
-            out[index] = (float(low[row]), float(high[row]))
-    return out
-
-
-def _generators(seed: int) -> tuple[np.random.Generator, np.random.Generator]:
-    """Bootstrap and randomisation generators: independent streams of one seed."""
-    bootstrap, randomisation = np.random.SeedSequence(seed).spawn(2)
-    return np.random.default_rng(bootstrap), np.random.default_rng(randomisation)
-
-
-def _intervals(
-    differences: FloatArray, s: PairedSettings, rng: np.random.Generator
-) -> tuple[FloatArray, FloatArray]:
-    estimates = bootstrap_means(differences, s.resamples, rng)
-    if s.interval == "bca":
-        return bca_interval(differences, estimates, s.level)
-    return percentile_interval(estimates, s.level)
+    differences = [s - b for b, s in zip(baseline, system, strict=True)]
+    return mean_intervals(
+        differences, settings.resamples, settings.level, settings.interval, settings.seed
+    )
 
 
 def _same_length(
@@ -193,13 +168,13 @@ def _same_length(
 ) -> list[PairedResult]:
     rows, n = base.shape
     differences = other - base
-    bootstrap_rng, randomisation_rng = _generators(s.seed)
+    bootstrap_rng, randomisation_rng = seeded_streams(s.seed)
     low: FloatArray | None = None
     high: FloatArray | None = None
     p_random: FloatArray | None = None
     exact = False
     if n >= 2:
-        low, high = _intervals(differences, s, bootstrap_rng)
+        low, high = bootstrap_interval(differences, s.resamples, s.level, s.interval, bootstrap_rng)
         p_random, exact = randomisation_pvalues(differences, s.resamples, randomisation_rng)
     sd = differences.std(axis=1, ddof=1) if n >= 2 else np.full(rows, np.nan)
     reasons = [_degenerate(differences[row], float(sd[row])) for row in range(rows)]

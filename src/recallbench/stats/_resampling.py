@@ -9,7 +9,7 @@ with a block of resampling weights, computed a block at a time to bound memory.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Literal
 
 import numpy as np
@@ -56,6 +56,51 @@ def bootstrap_means(
         means[:, done : done + size] = differences @ counts.T.astype(np.float64) / n
         done += size
     return means
+
+
+def seeded_streams(seed: int) -> tuple[np.random.Generator, np.random.Generator]:
+    """Bootstrap and randomisation generators: independent streams of one seed, the same
+    for `compare`, run reports and `history`, so one seed gives one set of resamples."""
+    bootstrap, randomisation = np.random.SeedSequence(seed).spawn(2)
+    return np.random.default_rng(bootstrap), np.random.default_rng(randomisation)
+
+
+def bootstrap_interval(
+    values: FloatArray,
+    resamples: int,
+    level: float,
+    method: IntervalMethod,
+    rng: np.random.Generator,
+) -> tuple[FloatArray, FloatArray]:
+    """The bootstrap interval of the mean of every row of ``values`` (rows x n), the rows
+    sharing their resamples: BCa (Efron 1987) or percentile."""
+    estimates = bootstrap_means(values, resamples, rng)
+    if method == "bca":
+        return bca_interval(values, estimates, level)
+    return percentile_interval(estimates, level)
+
+
+def mean_intervals(
+    samples: Sequence[FloatArray],
+    resamples: int,
+    level: float,
+    method: IntervalMethod,
+    seed: int,
+) -> list[tuple[float, float] | None]:
+    """The bootstrap interval of the mean of each sample; None for fewer than 2 values.
+    Samples of equal length share one set of resamples, from the seed's bootstrap stream."""
+    out: list[tuple[float, float] | None] = [None] * len(samples)
+    by_length: dict[int, list[int]] = {}
+    for index, sample in enumerate(samples):
+        by_length.setdefault(sample.size, []).append(index)
+    for n, indices in by_length.items():
+        if n < 2:
+            continue
+        values = np.array([samples[i] for i in indices], dtype=np.float64).reshape(-1, n)
+        low, high = bootstrap_interval(values, resamples, level, method, seeded_streams(seed)[0])
+        for row, index in enumerate(indices):
+            out[index] = (float(low[row]), float(high[row]))
+    return out
 
 
 def percentile_interval(estimates: FloatArray, level: float) -> tuple[FloatArray, FloatArray]:
