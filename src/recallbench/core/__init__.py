@@ -17,6 +17,7 @@ if TYPE_CHECKING:
         Dataset,
         DatasetRef,
         Document,
+        LabelSource,
         Qrels,
         Query,
     )
@@ -42,6 +43,7 @@ __all__ = [
     "DatasetRef",
     "Document",
     "Hit",
+    "LabelSource",
     "Problem",
     "Qrels",
     "Query",

@@ -73,6 +73,19 @@ class Query(Record):
         return not self.answerable or "abstention" in self.tags
 
 
+class LabelSource(Record):
+    """Where a label came from when not from the dataset's authors: a judge model filling
+    unjudged results (``recallbench judge``), or an annotator."""
+
+    source: Literal["llm", "manual", "harvest"]
+    by: StrictStr | None = None
+    """The judge model, or the annotator."""
+    prompt: StrictStr | None = None
+    """The judge's task and prompt version (``relevance v1``)."""
+    confidence: float | None = Field(default=None, ge=0, le=1)
+    """The judge's stated confidence."""
+
+
 class DatasetRef(Record):
     """Identifies the exact dataset a run or report was made on."""
 
@@ -122,6 +135,10 @@ class Dataset(Record):
     equivalence: dict[StrictStr, tuple[StrictStr, ...]] = Field(default_factory=dict)
     """Classes of interchangeable memories (near-duplicates, restatements): class id -> its
     members. With the equivalence rule, a hit on any member counts once for the class."""
+    label_sources: dict[StrictStr, dict[StrictStr, LabelSource]] = Field(default_factory=dict)
+    """Query id -> {document id -> where its grade in ``qrels`` came from}, for labels not
+    given by the dataset's authors (an LLM judge's, an annotator's); every entry names a
+    judged pair of ``qrels``. Reports count them and measure with and without them."""
     units: dict[StrictStr, tuple[StrictStr, ...]] = Field(default_factory=dict)
     """Separate haystacks: unit id -> the ids of its documents. When there are units,
     every query names its unit and each unit is run against a fresh store holding only

@@ -97,6 +97,7 @@ def cross_reference_problems(data: Any) -> Iterator[Problem]:
     qrels = data.get("qrels")
     if not isinstance(qrels, dict):
         return
+    yield from _label_source_problems(data.get("label_sources"), qrels)
     for query_id, judged in qrels.items():
         if query_ids is not None and query_id not in query_ids:
             yield Problem(json_path(["qrels", query_id]), f"unknown query {json.dumps(query_id)}")
@@ -115,6 +116,23 @@ def cross_reference_problems(data: Any) -> Iterator[Problem]:
                     location,
                     f"document {json.dumps(doc_id)} is not in the query's unit, "
                     "so no system can return it",
+                )
+
+
+def _label_source_problems(sources: Any, qrels: dict[str, Any]) -> Iterator[Problem]:
+    """Every label source must name a judged pair: a source of nothing is a stale edit."""
+    if not isinstance(sources, dict):
+        return
+    for query_id, by_doc in sources.items():
+        if not isinstance(by_doc, dict):
+            continue
+        judged = qrels.get(query_id)
+        for doc_id in by_doc:
+            if not isinstance(judged, dict) or doc_id not in judged:
+                yield Problem(
+                    json_path(["label_sources", query_id, doc_id]),
+                    "no grade in qrels for this query and document: a label source "
+                    "describes a judged pair",
                 )
 
 

@@ -30,6 +30,14 @@ the key and the file (exit 2).
     [gates.regression]
     window = 5         # rolling baseline: mean of the last 5 accepted runs
     drop = 0.15        # relative drop that fails; exact = 0.10, judge = 0.20 by kind
+
+    [gates.cost]       # USD spent by the judge on the labels a run's dataset carries
+    max_usd = 2.0
+    max_usd_per_query = 0.02
+
+    [judge]            # the judge model (see recallbench.judges._config)
+    base_url = "http://localhost:11434/v1"
+    model = "qwen2.5:7b-instruct"
 """
 
 from __future__ import annotations
@@ -43,6 +51,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from recallbench.core import ConfigError, DatasetError, UnknownMeasureError
 from recallbench.core._model import Record
 from recallbench.core._validation import problems_of
+from recallbench.judges._config import JudgeConfig
 
 CONFIG_FILE = "recallbench.toml"
 PYPROJECT = "pyproject.toml"
@@ -108,6 +117,17 @@ class Regression(Record):
     seed: int = 0
 
 
+class Cost(Record):
+    """Bounds on what the judge spent on the labels a run was measured with (the
+    ``[judge]`` prices); blocking unless ``blocking = false``."""
+
+    max_usd: float | None = Field(default=None, ge=0)
+    max_usd_per_query: float | None = Field(default=None, ge=0)
+    max_tokens: int | None = Field(default=None, ge=0)
+    """Tokens in and out together."""
+    blocking: bool = True
+
+
 class Gates(Record):
     measures: dict[str, Threshold] = Field(default_factory=dict)
     categories: dict[str, dict[str, Threshold]] = Field(default_factory=dict)
@@ -122,6 +142,7 @@ class Gates(Record):
     baseline: str | None = None
     """A committed baseline file (``recallbench baseline accept``), relative to the config."""
     regression: Regression = Field(default_factory=Regression)
+    cost: Cost = Field(default_factory=Cost)
 
     @field_validator("measures", mode="before")
     @classmethod
@@ -155,6 +176,8 @@ class Config(Record):
     measures: list[str] = Field(default_factory=list)
     k: int | None = Field(default=None, ge=1)
     gates: Gates = Field(default_factory=Gates)
+    judge: JudgeConfig | None = None
+    """The judge model of `recallbench judge` (and of QA answers)."""
 
     @field_validator("measures")
     @classmethod
@@ -224,6 +247,7 @@ def baseline_path(loaded: LoadedConfig) -> Path | None:
 
 __all__ = [
     "Config",
+    "Cost",
     "Gates",
     "Latency",
     "LoadedConfig",

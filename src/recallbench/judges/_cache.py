@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from sqlalchemy import select
 
@@ -97,11 +99,28 @@ class JudgeCacheMissError(RecallbenchError):
         self.inputs = inputs
 
 
+class Cache(Protocol):
+    """Where judgments are kept: a store workspace, or a JSON Lines file."""
+
+    @property
+    def where(self) -> str:
+        """The cache's location, for messages."""
+        ...
+
+    def get_many(self, keys: Iterable[CacheKey]) -> dict[str, Completion]: ...
+
+    def put(self, entry: Entry) -> None: ...
+
+
 class JudgeCache:
     """The judge cache of one store workspace."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
+
+    @property
+    def where(self) -> str:
+        return self.store.url
 
     def get_many(self, keys: Iterable[CacheKey]) -> dict[str, Completion]:
         """The cached completions among ``keys``, by digest."""
@@ -120,33 +139,37 @@ class JudgeCache:
     def put(self, entry: Entry) -> None:
         """Store one answer; an answer already cached under the key is kept (the first
         answer is the one every replay has seen)."""
-        completion = entry.completion
-        row = {
-            "workspace_id": self.store.workspace,
-            "cache_key": entry.key.digest,
-            "task": entry.key.task,
-            "prompt_version": entry.key.prompt_version,
-            "model": entry.key.model,
-            "params": entry.key.params,
-            "input_sha256": entry.key.input_sha256,
-            "response": completion.text,
-            "parsed": None if completion.parsed is None else canonical(completion.parsed),
-            "raw": canonical(dict(completion.raw)) if completion.raw else None,
-            "value": None if entry.value is None else canonical(entry.value),
-            "score": entry.score,
-            "failure": entry.failure,
-            "answered_by": completion.model or None,
-            "tokens_in": completion.tokens_in if entry.tokens_known else None,
-            "tokens_out": completion.tokens_out if entry.tokens_known else None,
-            "latency_ms": completion.latency_ms if entry.tokens_known else None,
-            "cost": entry.cost,
-            "created_at": datetime.now(UTC),
-        }
+        row = {"workspace_id": self.store.workspace, **_row(entry)}
         with transaction(self.store._engine, write=True) as connection:
             statement = _insert(connection, judge_cache).on_conflict_do_nothing(
                 index_elements=["workspace_id", "cache_key"]
             )
             connection.execute(statement, row)
+
+
+def _row(entry: Entry) -> dict[str, Any]:
+    """One entry as the columns of the ``judge_cache`` table (the workspace aside)."""
+    completion = entry.completion
+    return {
+        "cache_key": entry.key.digest,
+        "task": entry.key.task,
+        "prompt_version": entry.key.prompt_version,
+        "model": entry.key.model,
+        "params": entry.key.params,
+        "input_sha256": entry.key.input_sha256,
+        "response": completion.text,
+        "parsed": None if completion.parsed is None else canonical(completion.parsed),
+        "raw": canonical(dict(completion.raw)) if completion.raw else None,
+        "value": None if entry.value is None else canonical(entry.value),
+        "score": entry.score,
+        "failure": entry.failure,
+        "answered_by": completion.model or None,
+        "tokens_in": completion.tokens_in if entry.tokens_known else None,
+        "tokens_out": completion.tokens_out if entry.tokens_known else None,
+        "latency_ms": completion.latency_ms if entry.tokens_known else None,
+        "cost": entry.cost,
+        "created_at": datetime.now(UTC),
+    }
 
 
 def _completion(row: Any) -> Completion:
@@ -159,3 +182,78 @@ def _completion(row: Any) -> Completion:
         latency_ms=row["latency_ms"] or 0.0,
         raw=json.loads(row["raw"]) if row["raw"] else {},
     )
+
+
+class FileJudgeCache:
+    """A judge cache in a JSON Lines file, one answer per line, sorted by key: a cache
+    that can be committed beside a project (CI replays it with ``--strict``) and read in
+    review. New answers are kept in memory and written by :meth:`save`, atomically (a
+    temporary file renamed over the old one), so an interrupted run leaves the file whole.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._rows: dict[str, dict[str, Any]] = {}
+        self._added = 0
+        if path.exists():
+            self._load()
+
+    @property
+    def where(self) -> str:
+        return str(self.path)
+
+    @property
+    def added(self) -> int:
+        """Answers put since the file was read."""
+        return self._added
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def _load(self) -> None:
+        from recallbench.core import DatasetError, Problem
+        from recallbench.datasets._provenance import read_jsonl
+
+        problems: list[Problem] = []
+        for number, row in read_jsonl(self.path, problems):
+            missing = [name for name in _REQUIRED if not isinstance(row.get(name), str)]
+            if missing:
+                problems.append(
+                    Problem(f"{self.path}:{number}", f"not a judge cache entry: no {missing}")
+                )
+            else:
+                self._rows.setdefault(row["cache_key"], row)
+        if problems:
+            raise DatasetError(str(self.path), problems)
+
+    def get_many(self, keys: Iterable[CacheKey]) -> dict[str, Completion]:
+        return {
+            key.digest: _completion(self._rows[key.digest])
+            for key in keys
+            if key.digest in self._rows
+        }
+
+    def put(self, entry: Entry) -> None:
+        row = _row(entry)
+        if row["cache_key"] in self._rows:
+            return
+        row["created_at"] = row["created_at"].isoformat()
+        self._rows[row["cache_key"]] = row
+        self._added += 1
+
+    def save(self) -> None:
+        """Write every answer to the file (nothing when none was added)."""
+        if not self._added:
+            return
+        lines = [canonical(self._rows[key]) + "\n" for key in sorted(self._rows)]
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        try:
+            temporary.write_text("".join(lines), encoding="utf-8")
+            os.replace(temporary, self.path)
+        finally:
+            temporary.unlink(missing_ok=True)
+        self._added = 0
+
+
+_REQUIRED = ("cache_key", "task", "prompt_version", "model", "response")

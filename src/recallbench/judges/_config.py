@@ -9,6 +9,7 @@
     rpm = 60
     price_in = 0.15                     # USD per 1M input tokens, for cost reports
     price_out = 0.60
+    max_failure_rate = 0.1              # above it, judged numbers are marked unreliable
 
     [judge]
     provider = "local"                  # in-process GGUF via llama-cpp-python
@@ -28,6 +29,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from recallbench.core._errors import DatasetError
 from recallbench.core._model import Record
 from recallbench.core._validation import problems_of
+from recallbench.judges._judgment import MAX_FAILURE_RATE
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -66,6 +68,9 @@ class JudgeConfig(Record):
     """Longest answer in tokens (none: the server's default; ``local`` uses 512)."""
     context: int = Field(default=4096, ge=256)
     """Context window in tokens for ``local`` models."""
+    max_failure_rate: float = Field(default=MAX_FAILURE_RATE, ge=0, le=1)
+    """Share of failed judgments above which a judged measure is marked unreliable (and a
+    strict gate fails closed)."""
 
     @field_validator("api_key_env")
     @classmethod

@@ -39,6 +39,9 @@ class Judgment(Generic[V]):
     """Replayed from the judge cache rather than asked."""
     model: str = ""
     """The model that answered, as the server named it (empty when none answered)."""
+    tokens_in: int = 0
+    """Tokens of the answer's call (as recorded when it came from the cache)."""
+    tokens_out: int = 0
 
     @property
     def failed(self) -> bool:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from recallbench.judges._cache import CacheKey, Entry, JudgeCache, JudgeCacheMissError, cache_key
+from recallbench.judges._cache import Cache, CacheKey, Entry, JudgeCacheMissError, cache_key
 from recallbench.judges._judgment import (
     MAX_FAILURE_RATE,
     NEUTRAL,
@@ -56,7 +56,7 @@ async def judge_many(
     task: JudgeTask[I, V],
     inputs: Sequence[I],
     provider: Provider,
-    cache: JudgeCache | None = None,
+    cache: Cache | None = None,
     strict: bool = False,
     *,
     params: Mapping[str, Any] | None = None,
@@ -81,7 +81,7 @@ async def judge_many(
         first.setdefault(key.digest, index)
     missing = [index for digest, index in first.items() if digest not in found]
     if strict and missing:
-        store = cache.store.url if cache is not None else "no judge cache"
+        store = cache.where if cache is not None else "no judge cache"
         raise JudgeCacheMissError(store, [keys[index] for index in missing], missing)
 
     stats = JudgeStats(asked=len(inputs), max_failure_rate=max_failure_rate)
@@ -115,7 +115,7 @@ def _record(
     item: I,
     key: CacheKey,
     answer: Completion | ProviderError,
-    cache: JudgeCache | None,
+    cache: Cache | None,
     stats: JudgeStats,
     price: Pricing | None,
 ) -> Judgment[V]:
@@ -143,11 +143,15 @@ def _record(
 
 
 def _read(task: JudgeTask[I, V], item: I, completion: Completion, cached: bool) -> Judgment[V]:
+    tokens = completion.tokens_in, completion.tokens_out
     try:
         value = task.parse(completion, item)
     except UnparseableOutputError as error:
-        return Judgment(None, NEUTRAL, "unparseable", str(error), cached, completion.model)
-    return Judgment(value, task.score(value), cached=cached, model=completion.model)
+        failed: Judgment[V] = Judgment(
+            None, NEUTRAL, "unparseable", str(error), cached, completion.model, *tokens
+        )
+        return failed
+    return Judgment(value, task.score(value), None, "", cached, completion.model, *tokens)
 
 
 def _reason(error: ProviderError) -> FailureReason:

@@ -1,0 +1,90 @@
+"""From configuration to a working judge: the provider, the call parameters the cache keys
+on, and the cache itself (a store workspace or a committed JSON Lines file)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from recallbench.core import ConfigError
+from recallbench.judges._cache import Cache, FileJudgeCache, JudgeCache
+from recallbench.judges._config import JudgeConfig
+from recallbench.judges._provider import Provider
+
+FILE_SUFFIX = ".jsonl"
+"""A ``--judge-cache`` ending in this is a file; anything else is a store URL."""
+
+
+def provider_for(config: JudgeConfig) -> Provider:
+    """The configured provider (a local model is loaded on its first call, not here)."""
+    if config.provider == "local":
+        from recallbench.judges._local import LocalProvider
+
+        return LocalProvider(config)
+    from recallbench.judges._openai import OpenAIProvider
+
+    return OpenAIProvider(config)
+
+
+def call_params(config: JudgeConfig) -> dict[str, Any]:
+    """What changes a model's answer besides the prompt: part of every cache key."""
+    params: dict[str, Any] = {"temperature": config.temperature}
+    if config.seed is not None:
+        params["seed"] = config.seed
+    if config.max_tokens is not None:
+        params["max_tokens"] = config.max_tokens
+    return params
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeSetup:
+    """Everything a command needs to judge: the configuration and where answers are kept."""
+
+    config: JudgeConfig
+    cache: Cache | None
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return call_params(self.config)
+
+    @property
+    def label(self) -> str:
+        """How the judge is named in reports: provider, model and endpoint."""
+        where = f" at {self.config.base_url}" if self.config.base_url else ""
+        return f"{self.config.model} ({self.config.provider}{where})"
+
+
+def require_judge(config: JudgeConfig | None, source: Path | None) -> JudgeConfig:
+    """The ``[judge]`` table, or a ConfigError saying how to add one."""
+    if config is None:
+        where = str(source) if source is not None else "recallbench.toml"
+        raise ConfigError(
+            f"{where}: no [judge] table: name the judge model, e.g.\n"
+            '  [judge]\n  base_url = "http://localhost:11434/v1"   # Ollama\n'
+            '  model = "qwen2.5:7b-instruct"'
+        )
+    return config
+
+
+@contextlib.contextmanager
+def open_cache(spec: str | None, store_url: str | None = None) -> Iterator[Cache | None]:
+    """The judge cache ``spec`` names: a ``.jsonl`` file (saved on a clean exit and after an
+    interruption, so answers paid for are kept), a store URL, or with ``spec`` None the
+    history store at ``store_url``. ``spec`` ``"none"`` keeps no cache."""
+    if spec == "none":
+        yield None
+        return
+    if spec is not None and spec.endswith(FILE_SUFFIX):
+        cache = FileJudgeCache(Path(spec))
+        try:
+            yield cache
+        finally:
+            cache.save()
+        return
+    from recallbench.store import open_store
+
+    with open_store(spec or store_url) as store:
+        yield JudgeCache(store)
