@@ -6,6 +6,7 @@ string is the measure's identity in reports, stores and comparisons.
 
 from __future__ import annotations
 
+import importlib
 import math
 import re
 from abc import ABC, abstractmethod
@@ -153,19 +154,52 @@ def register(cls: MeasureT) -> MeasureT:
     return cls
 
 
+_loaded_all = False
+
+
+def _load(module: str | None) -> None:
+    """Import the measure module ``module`` (it registers its measures), or every one when
+    None: the catalog does not know the name, which a new, uncatalogued module may define."""
+    global _loaded_all
+    from recallbench.measures import _catalog
+
+    if module is not None:
+        importlib.import_module(f"recallbench.measures.{module}")
+    elif not _loaded_all:
+        for name in _catalog.modules():
+            importlib.import_module(f"recallbench.measures.{name}")
+        _loaded_all = True
+
+
+def _family(spelling: str) -> type[Measure] | None:
+    """The measure class registered under ``spelling`` (lower case), its module imported
+    first if need be."""
+    if spelling not in _REGISTRY:
+        from recallbench.measures._catalog import MODULE_OF
+
+        _load(MODULE_OF.get(spelling))
+    return _REGISTRY.get(spelling)
+
+
 def trec_family(name: str) -> tuple[type[Measure], tuple[str, ...]] | None:
     """The measure class trec_eval calls ``name`` (case-sensitive, as trec_eval), with the
     parameters trec_eval uses by default."""
+    if name not in _TREC_REGISTRY:
+        from recallbench.measures._catalog import TREC_MODULE_OF
+
+        _load(TREC_MODULE_OF.get(name))
     return _TREC_REGISTRY.get(name)
 
 
 def measure_families() -> list[type[Measure]]:
+    """Every measure family, all measure modules imported."""
+    _load(None)
     return sorted(set(_REGISTRY.values()), key=lambda cls: cls.name)
 
 
 def parse_measure(text: str) -> Measure:
     match = _SYNTAX.match(text)
-    family = _REGISTRY.get(match.group("name").lower()) if match else None
+    family = _family(match.group("name").lower()) if match else None
     if match is None or family is None:
         valid = ", ".join(
             f"{cls.name}@k" if cls.cutoff_required else cls.name for cls in measure_families()
@@ -193,8 +227,9 @@ def parse_trec_measure(spec: str) -> list[Measure]:
     name, _, params = spec.partition(".")
     found = trec_family(name)
     if found is None:
-        if "@" in spec or name.lower() in _REGISTRY:
+        if "@" in spec or _family(name.lower()) is not None:
             return [parse_measure(spec)]
+        _load(None)
         known = ", ".join(sorted(_TREC_REGISTRY))
         raise UnknownMeasureError(
             f"unknown or unsupported trec_eval measure {spec!r}; supported: {known}"
