@@ -28,9 +28,10 @@ def _sample_measures() -> list[str]:
     return [str(name) for name in named]
 
 
-def test_run_prints_the_table_and_writes_three_files(demo: tuple[Path, str]) -> None:
+def test_run_prints_the_table_and_writes_four_files(demo: tuple[Path, str]) -> None:
     out, printed = demo
-    assert sorted(p.name for p in out.iterdir()) == ["report.json", "report.md", "run.json"]
+    written = sorted(p.name for p in out.iterdir())
+    assert written == ["report.html", "report.json", "report.md", "run.json"]
     for measure in _sample_measures():  # the dataset names its own defaults
         assert measure in printed
     assert "builtin on agent-memory-sample" in printed

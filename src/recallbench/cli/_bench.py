@@ -102,7 +102,8 @@ def bench(
         for system in _systems(names, dataset, None, None, False):
             run = _record(dataset, system, k, console)
             report = build_report(dataset, run, measures)
-            write_outputs(out_dir / safe_name(dataset.name) / safe_name(system.name), run, report)
+            folder = out_dir / safe_name(dataset.name) / safe_name(system.name)
+            write_outputs(folder, run, report, dataset)
             reports.append(report)
         board = Board(dataset, reports)
         render_leaderboard(board.standings, console)

@@ -21,6 +21,7 @@ from recallbench.compare import (
 )
 from recallbench.core._files import atomic_write_text
 from recallbench.measures import DEFAULT_MEASURES, parse_measures
+from recallbench.report._html import dataset_for_texts, render_comparison_html
 from recallbench.stats._multiple import CORRECTIONS, Correction
 from recallbench.stats._paired import PairedSettings
 from recallbench.stats._resampling import IntervalMethod
@@ -99,7 +100,7 @@ Inputs are report.json or run.json files, or the folders `recallbench run` wrote
     show_default=True,
     help="Cutoff of the rank differences.",
 )
-@out_option("Also write comparison.json and comparison.md into this folder.")
+@out_option("Also write comparison.json, comparison.md and comparison.html into this folder.")
 @quiet_option
 @reports_errors
 def compare(
@@ -141,6 +142,9 @@ def compare(
         written = {
             out_dir / "comparison.json": comparison.model_dump_json(indent=2) + "\n",
             out_dir / "comparison.md": render_comparison_markdown(comparison),
+            out_dir / "comparison.html": render_comparison_html(
+                comparison, compared, dataset_for_texts(comparison.dataset, dataset_spec)
+            ),
         }
         for path, text in written.items():
             atomic_write_text(path, text)

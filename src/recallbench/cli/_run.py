@@ -231,7 +231,7 @@ def run(
                 )
             folder = folders.get(system.name, out_dir)
             try:
-                paths = write_outputs(folder, recorded, report)
+                paths = write_outputs(folder, recorded, report, dataset)
             except OSError as error:
                 raise written("--out", folder, error) from None
             render_terminal(report, console)

@@ -21,10 +21,12 @@ import numpy as np
 
 from recallbench.core import Dataset
 from recallbench.core._files import atomic_write_text
+from recallbench.report._html import render_leaderboard_html
 from recallbench.report._leaderboard import (
     Standings,
     markdown_table,
     method_lines,
+    safe_name,
     standings,
 )
 from recallbench.report._markdown import fmt
@@ -184,8 +186,8 @@ def board_json(board: Board) -> dict[str, object]:
 
 
 def write_bench(folder: Path, boards: Sequence[Board], context: Mapping[str, str]) -> list[Path]:
-    """leaderboard.md and leaderboard.json for all the boards; ``context`` (machine,
-    command, version...) heads the Markdown."""
+    """leaderboard.md, leaderboard.json and leaderboard.html for all the boards;
+    ``context`` (machine, command, version...) heads the Markdown and the page."""
     lines = ["# recallbench leaderboard", ""]
     lines += [f"- {key}: {value}" for key, value in context.items()]
     lines += [""]
@@ -195,6 +197,9 @@ def write_bench(folder: Path, boards: Sequence[Board], context: Mapping[str, str
     written = {
         folder / "leaderboard.md": "\n".join(lines),
         folder / "leaderboard.json": json.dumps(document, indent=2) + "\n",
+        folder / "leaderboard.html": render_leaderboard_html(
+            [(b.standings, f"{safe_name(b.dataset.name)}/") for b in boards], context
+        ),
     }
     for path, text in written.items():
         atomic_write_text(path, text)

@@ -194,7 +194,10 @@ def method_lines(board: Standings) -> list[str]:
 
 
 def write_leaderboard(folder: Path, board: Standings) -> list[Path]:
-    """leaderboard.md and leaderboard.json beside the systems' own folders."""
+    """leaderboard.md, leaderboard.json and leaderboard.html beside the systems' own
+    folders (the page links to each system's report.html)."""
+    from recallbench.report._html import render_leaderboard_html  # _html imports this module
+
     first = board.reports[0]
     lines = [
         f"# Leaderboard: {first.dataset.name} {first.dataset.version}",
@@ -222,6 +225,7 @@ def write_leaderboard(folder: Path, board: Standings) -> list[Path]:
     written = {
         folder / "leaderboard.md": "\n".join(lines) + "\n",
         folder / "leaderboard.json": json.dumps(document, indent=2) + "\n",
+        folder / "leaderboard.html": render_leaderboard_html([(board, "")]),
     }
     for path, text in written.items():
         atomic_write_text(path, text)
