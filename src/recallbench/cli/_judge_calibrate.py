@@ -1,0 +1,335 @@
+"""`recallbench judge calibrate`: how well does the judge agree with people?"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+from recallbench.cli._errors import EXIT_SERVICE_FAILED, reports_errors, warn
+from recallbench.cli._options import config_option, out_option, quiet_option, store_option
+from recallbench.cli._run import _one_dataset, make_console, show_progress
+from recallbench.cli._run_io import writable_folder, written
+from recallbench.core import ConfigError, Dataset, Run
+from recallbench.core._files import atomic_write_texts
+from recallbench.core._validation import read_json, validate
+from recallbench.datasets import load_dataset
+from recallbench.gates import load_config
+from recallbench.judges._cache import Cache, CacheKey, Entry
+from recallbench.judges._calibrate import (
+    LEVEL,
+    RESAMPLES,
+    JudgeInfo,
+    calibration_files,
+    human_pairs,
+    judge_inputs,
+    render_calibration,
+)
+from recallbench.judges._calibrate import (
+    calibrate as calibrate_judge,
+)
+from recallbench.judges._config import JudgeConfig
+from recallbench.judges._provider import Completion, JsonSchema, Message, Provider
+from recallbench.judges._run import JudgeRun, judge_many
+from recallbench.judges._setup import call_params, open_cache, provider_for, require_judge
+from recallbench.judges._task_kinds import Relevance, RelevanceInput, RelevanceTask
+from recallbench.measures import parse_measure
+from recallbench.report import output_file
+
+DEFAULT_MEASURE = "ndcg@10"
+
+_Controls = tuple[Callable[[int], None], Callable[[], None]]
+"""A progress bar's setter of its total, and its advance by one."""
+
+
+@click.command(
+    epilog=f"""\b
+Examples:
+  recallbench judge calibrate
+  recallbench judge calibrate --judge-cache judgments.jsonl --out out/calibration
+  recallbench judge calibrate --judge-cache judgments.jsonl --strict   # CI: replay only
+  recallbench run --system builtin-lexical --system builtin-hybrid --system builtin-dense
+  recallbench judge calibrate out/builtin-lexical out/builtin-hybrid out/builtin-dense \\
+      -m ndcg@10 --human-sample 40
+  recallbench judge calibrate --dataset my-golden.json --config recallbench.toml
+
+\b
+The judge is the [judge] table of the configuration (see `recallbench judge --help`).
+People's labels are the dataset's qrels; pairs labelled by an LLM are left out.
+
+\b
+Exit codes: 0 calibrated; 2 bad input or usage, or --strict found a judgment missing
+  from the cache; {EXIT_SERVICE_FAILED} every judgment failed, so kappa cannot be computed (the
+  outputs are written first, with the failures counted); 130 interrupted.
+"""
+)
+@click.argument(
+    "run_paths",
+    nargs=-1,
+    metavar="[RUN]...",
+    type=click.Path(exists=True, path_type=Path),
+)
+@click.option(
+    "--dataset",
+    "dataset_spec",
+    help="Bundled dataset name, a dataset JSON file, or FORMAT:PATH. Default: the "
+    "configuration's, else the bundled agent-memory-sample.",
+)
+@click.option(
+    "-m",
+    "--measure",
+    "measure_name",
+    default=DEFAULT_MEASURE,
+    show_default=True,
+    metavar="MEASURE",
+    help="Measure the runs are ranked by (tau) and estimated with (PPI).",
+)
+@click.option(
+    "--judge-cache",
+    metavar="PATH|URL",
+    help="Where judgments are replayed from and kept: a .jsonl file (committable), a store "
+    "URL, or `none`. Default: the history store (--store).",
+)
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Replay only: ask the model nothing and exit 2 when any judgment is not cached.",
+)
+@click.option(
+    "--human-sample",
+    type=click.IntRange(min=2),
+    metavar="N",
+    help="PPI: treat a seeded random N of the queries as the only ones people labelled "
+    "and correct the judge's means with them. Default: every query (PPI then equals the "
+    "classical mean).",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed of the bootstrap and of the --human-sample draw.",
+)
+@click.option(
+    "--resamples",
+    type=click.IntRange(min=1_000),
+    default=RESAMPLES,
+    show_default=True,
+    help="Bootstrap resamples of each interval.",
+)
+@out_option("Also write calibration.json and calibration.md into this folder.")
+@config_option
+@store_option
+@quiet_option
+@reports_errors
+def calibrate(
+    run_paths: tuple[Path, ...],
+    dataset_spec: str | None,
+    measure_name: str,
+    judge_cache: str | None,
+    strict: bool,
+    human_sample: int | None,
+    seed: int,
+    resamples: int,
+    out_dir: Path | None,
+    config_path: Path | None,
+    store_url: str | None,
+    quiet: bool,
+) -> None:
+    """Compare the judge's relevance labels with people's on a dataset's labelled pairs.
+
+    Cohen's kappa (unweighted, linear and quadratic on 0-3; binary at the dataset's
+    relevance threshold) with bootstrap intervals, the confusion matrix and agreement per
+    query category. Given runs of two or more systems: Kendall's tau between their ranking
+    under people's and under the judge's labels; given any runs: prediction-powered means
+    of the measure from a human-labelled sample of queries (--human-sample).
+    """
+    loaded = load_config(config_path)
+    config = require_judge(loaded.config.judge, loaded.path)
+    dataset = load_dataset(dataset_spec or _one_dataset(loaded.config.datasets))
+    measure = parse_measure(measure_name)
+    runs = read_runs(run_paths, dataset)
+    pairs = human_pairs(dataset)
+    if not pairs.pairs:
+        raise ConfigError(
+            f"{dataset.name}: no pair labelled by people to calibrate against "
+            f"({pairs.excluded_llm} LLM labels)"
+        )
+    if out_dir is not None:
+        writable_folder(out_dir, "--out")
+    console = make_console(quiet)
+    task = RelevanceTask()
+    inputs = judge_inputs(dataset, pairs.pairs)
+    with open_cache(judge_cache, store_url) as cache:
+        judged = asyncio.run(_judge(task, inputs, config, cache, strict, console))
+        where = cache.where if cache is not None else "no cache"
+    judge = JudgeInfo(
+        model=config.model,
+        provider=config.provider,
+        endpoint=config.base_url,
+        prompt=f"{task.name} v{task.version}",
+        params=call_params(config),
+        answered_by=sorted(
+            {j.model for j in judged.judgments if j.model and j.model != config.model}
+        ),
+    )
+    result = calibrate_judge(
+        dataset,
+        pairs,
+        judged.judgments,
+        judge,
+        runs=runs,
+        measure=measure,
+        human_sample=human_sample,
+        seed=seed,
+        resamples=resamples,
+        level=LEVEL,
+        max_failure_rate=config.max_failure_rate,
+        price=config.cost,
+    )
+    render_calibration(result, console)
+    stats = judged.stats
+    console.print(
+        f"judge calls: {stats.called:,} made, {stats.cached:,} replayed ({where})",
+        highlight=False,
+    )
+    if out_dir is not None:
+        files = {out_dir / name: text for name, text in calibration_files(result).items()}
+        try:
+            atomic_write_texts(files)
+        except OSError as error:
+            raise written("--out", out_dir, error) from None
+        console.print("wrote " + ", ".join(str(path) for path in files), highlight=False)
+    if not result.computable:
+        warn(
+            f"every one of the {result.coverage.pairs:,} judgments failed "
+            f"({', '.join(f'{r} {n}' for r, n in result.coverage.failed.items())}): kappa "
+            f"cannot be computed; is the judge at {config.base_url or config.model} running?"
+        )
+        click.get_current_context().exit(EXIT_SERVICE_FAILED)
+
+
+def read_runs(paths: Sequence[Path], dataset: Dataset) -> list[tuple[str, Run]]:
+    """(system name, run) of each run.json (or folder holding one), made on ``dataset``."""
+    read: list[tuple[Path, Run]] = []
+    for given in paths:
+        path = output_file(given, ("run.json",))
+        data = read_json(path)
+        kind = data.get("format") if isinstance(data, dict) else None
+        if kind != "recallbench.run/v1":
+            raise ConfigError(
+                f"{path}: not a recallbench run (format {kind!r}); give run.json files or "
+                "the folders `recallbench run` wrote"
+            )
+        run = validate(Run, data, str(path))
+        ref = run.spec.dataset
+        if ref is not None and ref.sha256 != dataset.sha256:
+            raise ConfigError(
+                f"{path}: the run was made on {ref.name} (sha256 {ref.sha256[:12]}), not on "
+                f"{dataset.name} (sha256 {dataset.sha256[:12]}); give --dataset"
+            )
+        read.append((path, run))
+    names = [run.spec.system for _, run in read]
+    return [
+        (name if names.count(name) == 1 else f"{name} ({path})", run)
+        for (path, run), name in zip(read, names, strict=True)
+    ]
+
+
+class _Counted:
+    """A provider that reports each finished call (for the progress bar)."""
+
+    def __init__(self, provider: Provider, done: Callable[[], None]) -> None:
+        self._provider = provider
+        self._done = done
+
+    @property
+    def model(self) -> str:
+        return self._provider.model
+
+    async def complete(
+        self, messages: Sequence[Message], *, schema: JsonSchema | None = None
+    ) -> Completion:
+        try:
+            return await self._provider.complete(messages, schema=schema)
+        finally:
+            self._done()
+
+    async def aclose(self) -> None:
+        await self._provider.aclose()
+
+
+class _Peeking:
+    """A cache that tells, when judge_many looks up the batch (once, before any call), how
+    many distinct judgments it lacks: the calls the progress bar counts to."""
+
+    def __init__(self, cache: Cache, missing: Callable[[int], None]) -> None:
+        self._cache = cache
+        self._missing = missing
+
+    @property
+    def where(self) -> str:
+        return self._cache.where
+
+    def get_many(self, keys: Iterable[CacheKey]) -> dict[str, Completion]:
+        asked = list(keys)
+        found = self._cache.get_many(asked)
+        self._missing(len({key.digest for key in asked} - set(found)))
+        return found
+
+    def put(self, entry: Entry) -> None:
+        self._cache.put(entry)
+
+
+@contextlib.contextmanager
+def _bar(
+    console: Console, title: str
+) -> Iterator[tuple[Callable[[int], None], Callable[[], None]]]:
+    """A transient progress bar on interactive terminals (set its total, advance it);
+    elsewhere two no-ops."""
+    if not show_progress(console):
+        yield (lambda _: None), (lambda: None)
+        return
+    with Progress(
+        "{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task(title, total=None)
+        yield (lambda total: bar.update(task, total=total)), (lambda: bar.advance(task))
+
+
+async def _judge(
+    task: RelevanceTask,
+    inputs: Sequence[RelevanceInput],
+    config: JudgeConfig,
+    cache: Cache | None,
+    strict: bool,
+    console: Console,
+) -> JudgeRun[Relevance]:
+    provider = provider_for(config)
+    try:
+        with _bar(console, f"judging with {config.model}") as (total, done):
+            # without a cache every distinct input is asked (judge_many asks a repeat once)
+            total(len(set(inputs)))
+            return await judge_many(
+                task,
+                inputs,
+                _Counted(provider, done),
+                None if cache is None else _Peeking(cache, total),
+                strict,
+                params=call_params(config),
+                concurrency=config.concurrency,
+                price=config.cost,
+                max_failure_rate=config.max_failure_rate,
+            )
+    finally:
+        await provider.aclose()
