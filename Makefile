@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 
-.PHONY: demo test lint typecheck pytest schemas bench clean test-llm
+.PHONY: demo test lint typecheck pytest schemas bench clean test-llm browser record-judge-cache
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,7 +22,15 @@ $(VENV)/.installed-dev: $(VENV)/.installed pyproject.toml
 demo: $(VENV)/.installed
 	$(BIN)/recallbench run --out out
 
-test: $(VENV)/.installed-dev lint typecheck pytest
+test: $(VENV)/.installed-dev browser lint typecheck pytest
+
+# Debian's Chromium for the report.html tests (Playwright drives it; its own browser
+# download is never used). Root installs it; without it the browser tests skip, unless
+# RECALLBENCH_REQUIRE_BROWSER=1 (.ci/run) makes them fail.
+browser:
+	@test -x /usr/bin/chromium || { [ "$$(id -u)" = 0 ] && export DEBIAN_FRONTEND=noninteractive \
+		&& apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null; } \
+		|| echo "no /usr/bin/chromium and no root to install it: browser tests will skip"
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check src tests benchmarks
@@ -70,6 +78,11 @@ $(LLM_MODEL): | $(LLM_HOME)/.installed
 
 test-llm: $(VENV)/.installed-dev $(LLM_MODEL)
 	RECALLBENCH_LLM=1 $(BIN)/pytest -m llm --durations=0 tests/test_judge_live.py
+
+# Ask the live model again for every judgment of the committed example cache, which
+# `make test` replays (tests/test_judge_fill.py). Delete the file first to re-record all.
+record-judge-cache: $(VENV)/.installed-dev $(LLM_MODEL)
+	$(BIN)/python tests/llama_server.py record
 
 clean:
 	rm -rf $(VENV) out .cache .mypy_cache .ruff_cache .pytest_cache .hypothesis
