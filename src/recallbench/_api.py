@@ -7,6 +7,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from recallbench.core._errors import ConfigError
 from recallbench.measures._evaluate import Evaluation
 from recallbench.measures._measure import Measure
@@ -48,7 +50,17 @@ def _as_qrels(qrels: Any) -> dict[str, dict[str, int]]:
             judged.setdefault(str(query), {})[str(doc)] = int(grade)
         return judged
     if isinstance(qrels, Mapping):
-        return {str(q): {str(d): int(g) for d, g in j.items()} for q, j in qrels.items()}
+        judged = {}
+        for q, j in qrels.items():
+            if (
+                type(q) is str
+                and set(map(type, j)) <= {str}
+                and set(map(type, j.values())) <= {int}
+            ):
+                judged[q] = j  # already in form: read, never modified (copying cost 3x more)
+            else:
+                judged[str(q)] = {str(d): int(g) for d, g in j.items()}
+        return judged
     raise ConfigError(f"cannot read judgments from a {type(qrels).__name__}")
 
 
@@ -57,6 +69,30 @@ def _trec_sorted(scored: Iterable[tuple[str, str, float]]) -> dict[str, list[str
     for query, doc, score in scored:
         per_query.setdefault(str(query), []).append((float(score), str(doc)))
     return {q: [d for _, d in sorted(pairs, reverse=True)] for q, pairs in per_query.items()}
+
+
+def _ranked_scores(run: Mapping[Any, Mapping[Any, Any]]) -> dict[str, list[str]] | None:
+    """``{query: {doc: score}}`` in trec_eval's order, sorted in numpy rather than as
+    Python tuples (5x faster); None when ``_trec_sorted`` must do it: query ids equal once
+    made strings (merged there) or a NaN score (sorted there as Python compares it)."""
+    from recallbench.datasets._trec_split import ranked_blocks
+
+    names = [q if type(q) is str else str(q) for q in run]
+    if len(set(names)) != len(names):
+        return None
+    docs: list[str] = []
+    scores: list[Any] = []
+    bounds = [0]
+    for scored in run.values():
+        docs.extend(scored)
+        scores.extend(scored.values())
+        bounds.append(len(docs))
+    if not set(map(type, docs)) <= {str}:
+        docs = [str(doc) for doc in docs]
+    values = np.fromiter(map(float, scores), dtype=np.float64, count=len(scores))
+    if np.isnan(values).any():
+        return None
+    return ranked_blocks(names, bounds, docs, values)
 
 
 def _as_rankings(run: Any) -> dict[str, list[str]]:
@@ -78,6 +114,9 @@ def _as_rankings(run: Any) -> dict[str, list[str]]:
     if isinstance(run, Mapping):
         first = next(iter(run.values()), None)
         if isinstance(first, Mapping):  # query -> {doc: score}, ordered as trec_eval
+            ranked = _ranked_scores(run)
+            if ranked is not None:
+                return ranked
             return _trec_sorted((q, d, s) for q, scored in run.items() for d, s in scored.items())
         return {str(q): [str(d) for d in ranking] for q, ranking in run.items()}
     raise ConfigError(f"cannot read a run from a {type(run).__name__}")

@@ -43,6 +43,7 @@ from recallbench.datasets._trec_lines import (
     parse_qrels_lines,
     parse_run_lines,
 )
+from recallbench.datasets._trec_split import ranked_blocks, split_qrels, split_run
 
 if TYPE_CHECKING:
     from recallbench.core import Run
@@ -156,6 +157,9 @@ def read_trec_qrels(path: Path) -> dict[str, dict[str, int]]:
     """Read a qrels file into query id -> {document id -> grade}."""
     if not is_small(path):
         return read_qrels_columns(path).to_dict()
+    plain = split_qrels(path)
+    if plain is not None:
+        return plain
     qrels: dict[str, dict[str, int]] = {}
     for query_id, doc_id, grade in zip(*parse_qrels_lines(path), strict=True):
         qrels.setdefault(query_id, {})[doc_id] = grade
@@ -182,6 +186,10 @@ def _ranked(path: Path) -> tuple[dict[str, list[tuple[float, str]]], str]:
 def read_trec_rankings(path: Path) -> tuple[dict[str, list[str]], str]:
     """A run file's rankings in trec_eval's order (score descending, then document id
     descending), and the run's tag (from its last line, as trec_eval)."""
+    plain = split_run(path) if is_small(path) else None
+    if plain is not None:
+        names, bounds, docs, scores, tag = plain
+        return ranked_blocks(names, bounds, docs, scores), tag
     ranked, tag = _ranked(path)
     return {query_id: [doc for _, doc in pairs] for query_id, pairs in ranked.items()}, tag
 
