@@ -369,6 +369,7 @@ def test_calibrate_on_the_bundled_dataset_then_replays_identically(
     data = json.loads((tmp_path / "a" / "calibration.json").read_text(encoding="utf-8"))
     assert data["format"] == FORMAT and data["coverage"]["judged"] == pairs
     assert data["judge"]["endpoint"] == endpoint.base_url
+    assert data["coverage"]["tokens_in"] > 0 and data["coverage"]["cost_usd"] is None  # no prices
     assert sum(map(sum, data["confusion"])) == pairs
     quadratic = next(k for k in data["kappas"] if k["weighting"] == "quadratic")
     assert 0.7 < quadratic["value"] < 1.0 and quadratic["low"] < quadratic["value"]

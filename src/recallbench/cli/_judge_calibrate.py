@@ -190,7 +190,8 @@ def calibrate(
         resamples=resamples,
         level=LEVEL,
         max_failure_rate=config.max_failure_rate,
-        price=config.cost,
+        # no prices configured: the cost is unknown, not zero
+        price=config.cost if config.price_in or config.price_out else None,
     )
     render_calibration(result, console)
     stats = judged.stats

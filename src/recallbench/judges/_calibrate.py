@@ -727,7 +727,7 @@ def _failures(coverage: Coverage) -> str:
 def _cost(coverage: Coverage) -> str:
     tokens = f"{coverage.tokens_in:,} tokens in, {coverage.tokens_out:,} out"
     if coverage.cost_usd is None:
-        return tokens
+        return f"{tokens} (no price configured)"
     return f"{tokens}, ${coverage.cost_usd:.4f}"
 
 
@@ -836,7 +836,8 @@ def _sections(c: Calibration) -> list[_Section]:
 
 def _preamble(c: Calibration) -> list[str]:
     lines = [
-        f"Judge: {c.judge.label}; parameters {c.judge.params}",
+        f"Judge: {c.judge.label}; "
+        + ", ".join(f"{name} {value}" for name, value in c.judge.params.items()),
         f"Dataset: {c.dataset.name} {c.dataset.version} (sha256 {c.dataset.sha256[:12]}), "
         f"relevance threshold {c.relevance_threshold}",
         f"Coverage: {_headline(c)}",
