@@ -11,16 +11,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
+from llama_server import PYTHON, STARTUP_GUARD_S, llama_server, model_path
 from recallbench.judges._config import JudgeConfig
 from recallbench.judges._openai import OpenAIProvider
 from recallbench.judges._provider import Completion
@@ -32,8 +30,6 @@ pytestmark = [
     ),
 ]
 
-HOME = Path(os.environ.get("RECALLBENCH_LLM_HOME", Path(__file__).parents[1] / ".cache" / "llm"))
-PYTHON = HOME / "bin" / "python"
 SCHEMA = {
     "type": "object",
     "properties": {"answer": {"type": "string", "enum": ["yes", "no"]}},
@@ -48,55 +44,23 @@ QUESTION = [
         'Does the passage answer the question? Reply as {"answer": "yes"} or {"answer": "no"}.',
     },
 ]
-STARTUP_GUARD_S = 180.0  # hang guard only: the 135M model loads in seconds
 
 
 def _model() -> Path:
-    found = sorted((HOME / "models").glob("*.gguf"))
-    if not PYTHON.exists() or not found:
-        pytest.fail(f"no llama-cpp-python or GGUF under {HOME}: run make test-llm")
-    return found[0]
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
+    try:
+        return model_path()
+    except FileNotFoundError as error:
+        pytest.fail(str(error))
 
 
 @pytest.fixture(scope="module")
 def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = _free_port()
-    log = tmp_path_factory.mktemp("llama-server") / "server.log"
-    command = [
-        str(PYTHON), "-m", "llama_cpp.server", "--model", str(_model()),
-        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
-    ]  # fmt: skip
-    with log.open("w") as out:
-        server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/v1"
+    _model()
     try:
-        deadline = time.monotonic() + STARTUP_GUARD_S
-        while True:
-            if server.poll() is not None:
-                pytest.fail(f"llama_cpp.server exited {server.returncode}:\n{log.read_text()}")
-            try:
-                if httpx.get(f"{url}/models", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"llama_cpp.server did not start:\n{log.read_text()}")
-            time.sleep(0.5)
-        yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        with llama_server(tmp_path_factory.mktemp("llama-server") / "server.log") as url:
+            yield url
+    except RuntimeError as error:
+        pytest.fail(str(error))
 
 
 def _ask(base_url: str, schema: dict[str, object] | None, times: int) -> list[Completion]:
@@ -130,6 +94,7 @@ def test_temperature_zero_gives_the_same_answer_twice(base_url: str) -> None:
 # the same check runs there, with this checkout's sources on the path.
 _IN_PROCESS = """
 import asyncio, json, sys
+from llama_server import PYTHON, STARTUP_GUARD_S, llama_server, model_path
 from recallbench.judges._config import JudgeConfig
 from recallbench.judges._local import LocalProvider
 
@@ -162,3 +127,42 @@ def test_the_in_process_provider_answers_alike_twice() -> None:
     text, parsed, tokens_in, tokens_out = first
     assert parsed == json.loads(text) and parsed["answer"] in ("yes", "no")
     assert tokens_in > 0 and tokens_out > 0
+
+
+def test_judge_fills_through_the_live_model_then_replays_identically(
+    base_url: str, tmp_path: Path
+) -> None:
+    """`recallbench judge` asks the live model, then replays the same judgments from its
+    cache under --strict: the same judged dataset byte for byte. Its questions are among
+    the committed cache's (the example at depth 2 holds these at depth 1), and the share
+    of the same answers as when that cache was recorded is printed, not asserted: the
+    build of llama.cpp may differ between machines."""
+    from click.testing import CliRunner
+
+    from llama_server import CACHE, judge_toml
+    from recallbench.cli import main
+
+    config = tmp_path / "recallbench.toml"
+    config.write_text(judge_toml(base_url), encoding="utf-8")
+    cache = tmp_path / "live.jsonl"
+    args = ["judge", "--system", "builtin-lexical", "--depth", "1", "-m", "ndcg@10"]
+    common = ["--config", str(config), "--judge-cache", str(cache), "--no-store"]
+    live = CliRunner().invoke(main, [*args, *common, "--out", str(tmp_path / "a")])
+    assert live.exit_code in (0, 69), live.output
+    first = json.loads((tmp_path / "a" / "judge.json").read_text())
+    assert first["called"] == first["pool"]["pairs"] > 0
+    replay = CliRunner().invoke(main, [*args, *common, "--strict", "--out", str(tmp_path / "b")])
+    assert replay.exit_code == live.exit_code, replay.output
+    assert (tmp_path / "a" / "dataset.json").read_bytes() == (
+        tmp_path / "b" / "dataset.json"
+    ).read_bytes()
+    assert json.loads((tmp_path / "b" / "judge.json").read_text())["called"] == 0
+
+    def entries(path: Path) -> dict[str, str]:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        return {e["cache_key"]: e["response"] for e in map(json.loads, lines)}
+
+    asked, committed = entries(cache), entries(CACHE)
+    assert set(asked) <= set(committed)
+    same = sum(asked[key] == committed[key] for key in asked)
+    print(f"{same} of {len(asked)} answers as recorded in {CACHE.name}", file=sys.stderr)

@@ -25,6 +25,7 @@ COMMANDS = {
     "gate": ("recallbench.cli._gate", "gate"),
     "baseline": ("recallbench.cli._gate", "baseline"),
     "harvest": ("recallbench.cli._harvest", "harvest"),
+    "judge": ("recallbench.cli._judge", "judge"),
     "proxy": ("recallbench.cli._proxy", "proxy"),
     "datasets": ("recallbench.cli._datasets", "datasets"),
     "systems": ("recallbench.cli._systems", "systems"),

@@ -3,24 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
 from recallbench.cli._errors import EXIT_SERVICE_FAILED, reports_errors, warn
+from recallbench.cli._judge import progress_bar, read_runs
 from recallbench.cli._options import config_option, out_option, quiet_option, store_option
-from recallbench.cli._run import _one_dataset, make_console, show_progress
+from recallbench.cli._run import _one_dataset, make_console
 from recallbench.cli._run_io import writable_folder, written
-from recallbench.core import ConfigError, Dataset, Run
+from recallbench.core import ConfigError
 from recallbench.core._files import atomic_write_texts
-from recallbench.core._validation import read_json, validate
 from recallbench.datasets import load_dataset
 from recallbench.gates import load_config
-from recallbench.judges._cache import Cache, CacheKey, Entry
 from recallbench.judges._calibrate import (
     LEVEL,
     RESAMPLES,
@@ -33,18 +28,17 @@ from recallbench.judges._calibrate import (
 from recallbench.judges._calibrate import (
     calibrate as calibrate_judge,
 )
-from recallbench.judges._config import JudgeConfig
-from recallbench.judges._provider import Completion, JsonSchema, Message, Provider
-from recallbench.judges._run import JudgeRun, judge_many
-from recallbench.judges._setup import call_params, open_cache, provider_for, require_judge
-from recallbench.judges._task_kinds import Relevance, RelevanceInput, RelevanceTask
+from recallbench.judges._setup import (
+    JudgeSetup,
+    call_params,
+    judge_all,
+    open_cache,
+    require_judge,
+)
+from recallbench.judges._task_kinds import RelevanceTask
 from recallbench.measures import parse_measure
-from recallbench.report import output_file
 
 DEFAULT_MEASURE = "ndcg@10"
-
-_Controls = tuple[Callable[[int], None], Callable[[], None]]
-"""A progress bar's setter of its total, and its advance by one."""
 
 
 @click.command(
@@ -166,7 +160,9 @@ def calibrate(
     task = RelevanceTask()
     inputs = judge_inputs(dataset, pairs.pairs)
     with open_cache(judge_cache, store_url) as cache:
-        judged = asyncio.run(_judge(task, inputs, config, cache, strict, console))
+        setup = JudgeSetup(config, cache)
+        with progress_bar(console, f"judging with {config.model}") as progress:
+            judged = asyncio.run(judge_all(task, inputs, setup, strict=strict, progress=progress))
         where = cache.where if cache is not None else "no cache"
     judge = JudgeInfo(
         model=config.model,
@@ -213,124 +209,3 @@ def calibrate(
             f"cannot be computed; is the judge at {config.base_url or config.model} running?"
         )
         click.get_current_context().exit(EXIT_SERVICE_FAILED)
-
-
-def read_runs(paths: Sequence[Path], dataset: Dataset) -> list[tuple[str, Run]]:
-    """(system name, run) of each run.json (or folder holding one), made on ``dataset``."""
-    read: list[tuple[Path, Run]] = []
-    for given in paths:
-        path = output_file(given, ("run.json",))
-        data = read_json(path)
-        kind = data.get("format") if isinstance(data, dict) else None
-        if kind != "recallbench.run/v1":
-            raise ConfigError(
-                f"{path}: not a recallbench run (format {kind!r}); give run.json files or "
-                "the folders `recallbench run` wrote"
-            )
-        run = validate(Run, data, str(path))
-        ref = run.spec.dataset
-        if ref is not None and ref.sha256 != dataset.sha256:
-            raise ConfigError(
-                f"{path}: the run was made on {ref.name} (sha256 {ref.sha256[:12]}), not on "
-                f"{dataset.name} (sha256 {dataset.sha256[:12]}); give --dataset"
-            )
-        read.append((path, run))
-    names = [run.spec.system for _, run in read]
-    return [
-        (name if names.count(name) == 1 else f"{name} ({path})", run)
-        for (path, run), name in zip(read, names, strict=True)
-    ]
-
-
-class _Counted:
-    """A provider that reports each finished call (for the progress bar)."""
-
-    def __init__(self, provider: Provider, done: Callable[[], None]) -> None:
-        self._provider = provider
-        self._done = done
-
-    @property
-    def model(self) -> str:
-        return self._provider.model
-
-    async def complete(
-        self, messages: Sequence[Message], *, schema: JsonSchema | None = None
-    ) -> Completion:
-        try:
-            return await self._provider.complete(messages, schema=schema)
-        finally:
-            self._done()
-
-    async def aclose(self) -> None:
-        await self._provider.aclose()
-
-
-class _Peeking:
-    """A cache that tells, when judge_many looks up the batch (once, before any call), how
-    many distinct judgments it lacks: the calls the progress bar counts to."""
-
-    def __init__(self, cache: Cache, missing: Callable[[int], None]) -> None:
-        self._cache = cache
-        self._missing = missing
-
-    @property
-    def where(self) -> str:
-        return self._cache.where
-
-    def get_many(self, keys: Iterable[CacheKey]) -> dict[str, Completion]:
-        asked = list(keys)
-        found = self._cache.get_many(asked)
-        self._missing(len({key.digest for key in asked} - set(found)))
-        return found
-
-    def put(self, entry: Entry) -> None:
-        self._cache.put(entry)
-
-
-@contextlib.contextmanager
-def _bar(
-    console: Console, title: str
-) -> Iterator[tuple[Callable[[int], None], Callable[[], None]]]:
-    """A transient progress bar on interactive terminals (set its total, advance it);
-    elsewhere two no-ops."""
-    if not show_progress(console):
-        yield (lambda _: None), (lambda: None)
-        return
-    with Progress(
-        "{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as bar:
-        task = bar.add_task(title, total=None)
-        yield (lambda total: bar.update(task, total=total)), (lambda: bar.advance(task))
-
-
-async def _judge(
-    task: RelevanceTask,
-    inputs: Sequence[RelevanceInput],
-    config: JudgeConfig,
-    cache: Cache | None,
-    strict: bool,
-    console: Console,
-) -> JudgeRun[Relevance]:
-    provider = provider_for(config)
-    try:
-        with _bar(console, f"judging with {config.model}") as (total, done):
-            # without a cache every distinct input is asked (judge_many asks a repeat once)
-            total(len(set(inputs)))
-            return await judge_many(
-                task,
-                inputs,
-                _Counted(provider, done),
-                None if cache is None else _Peeking(cache, total),
-                strict,
-                params=call_params(config),
-                concurrency=config.concurrency,
-                price=config.cost,
-                max_failure_rate=config.max_failure_rate,
-            )
-    finally:
-        await provider.aclose()

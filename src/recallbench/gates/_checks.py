@@ -22,7 +22,7 @@ class Check:
 
     group: str
     """What kind of check: threshold, category, min_recall, latency, errors, stability,
-    regression, baseline."""
+    judge, cost, regression, baseline."""
     name: str
     """What it checks, e.g. ``mrr@10 >= 0.6``."""
     status: Status
@@ -222,6 +222,64 @@ def stability_checks(report: Report, gates: Gates) -> Iterator[Check]:
     )
 
 
+def judge_checks(report: Report, gates: Gates) -> Iterator[Check]:
+    """A report measured with a judge's labels: the judge's failure rate within its limit
+    (above it the measures are unreliable: a warning, so ``--strict`` fails closed)."""
+    judge = report.judge
+    if judge is None:
+        return
+    failed = judge.judged - judge.labelled
+    yield Check(
+        "judge",
+        f"judge failures <= {judge.max_failure_rate:g}",
+        "warn" if judge.unreliable else "pass",
+        f"{judge.model} ({judge.prompt}): {failed} of {judge.judged} judgments failed "
+        f"({judge.failure_rate:.1%})"
+        + (": the measures that use its labels are unreliable" if judge.unreliable else ""),
+        judge.failure_rate,
+        judge.max_failure_rate,
+    )
+
+
+def cost_checks(report: Report, gates: Gates) -> Iterator[Check]:
+    """``[gates.cost]``: what the judge spent on the labels the run was measured with (a
+    report without a judge's labels spent nothing)."""
+    cost = gates.cost
+    judge = report.judge
+    spent = judge.cost_usd if judge is not None else 0.0
+    tokens = judge.tokens_in + judge.tokens_out if judge is not None else 0
+    queries = report.counts.queries
+    hard: Status = "fail" if cost.blocking else "warn"
+    wanted: list[tuple[str, float | None, float, str]] = [
+        ("judge cost", cost.max_usd, spent, f"${spent:.4f}"),
+        (
+            "judge cost per query",
+            cost.max_usd_per_query,
+            spent / queries if queries else 0.0,
+            f"${spent / queries if queries else 0.0:.6f} ({queries} queries)",
+        ),
+        (
+            "judge tokens",
+            None if cost.max_tokens is None else float(cost.max_tokens),
+            tokens,
+            f"{tokens:,} tokens",
+        ),
+    ]
+    for name, limit, value, shown in wanted:
+        if limit is None:
+            continue
+        ok = value <= limit
+        yield Check(
+            "cost",
+            f"{name} <= {limit:g}",
+            "pass" if ok else hard,
+            f"{name} {shown} {'<=' if ok else '>'} {limit:g}"
+            + ("" if judge is not None else " (no judge labels)"),
+            value,
+            limit,
+        )
+
+
 def all_threshold_checks(report: Report, gates: Gates) -> list[Check]:
     return [
         *measure_checks(report, gates),
@@ -230,4 +288,6 @@ def all_threshold_checks(report: Report, gates: Gates) -> list[Check]:
         *latency_checks(report, gates),
         *error_checks(report, gates),
         *stability_checks(report, gates),
+        *judge_checks(report, gates),
+        *cost_checks(report, gates),
     ]

@@ -69,12 +69,16 @@ def relative_drop(baseline: float, current: float, higher_is_better: bool) -> fl
     return worse / abs(baseline)
 
 
-def _kind(measure: str, gates: Gates) -> str:
+def _kind(measure: str, gates: Gates, report: Report) -> str:
+    """The threshold's kind, else ``judge`` for a run measured with a judge's labels (the
+    wider judge limit), else the measure's own."""
     from recallbench.measures import parse_measure
 
     threshold = gates.measures.get(measure)
     if threshold is not None and threshold.kind is not None:
         return threshold.kind
+    if report.labels.get("llm"):
+        return "judge"
     return parse_measure(measure).kind
 
 
@@ -118,7 +122,7 @@ def regression_checks(report: Report, baseline: Baseline, gates: Gates) -> Itera
             )
             yield Check("regression", f"{measure} vs baseline", "warn", f"{missing}: not compared")
             continue
-        kind = _kind(measure, gates)
+        kind = _kind(measure, gates, report)
         limit = limits[kind]
         drop = relative_drop(before, now, info.higher_is_better)
         numbers = (

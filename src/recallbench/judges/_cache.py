@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -23,6 +22,7 @@ from typing import Any, Protocol
 from sqlalchemy import select
 
 from recallbench.core._errors import RecallbenchError
+from recallbench.core._files import atomic_write_texts
 from recallbench.judges._provider import Completion
 from recallbench.store import Store
 from recallbench.store._engine import transaction
@@ -247,12 +247,7 @@ class FileJudgeCache:
             return
         lines = [canonical(self._rows[key]) + "\n" for key in sorted(self._rows)]
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        try:
-            temporary.write_text("".join(lines), encoding="utf-8")
-            os.replace(temporary, self.path)
-        finally:
-            temporary.unlink(missing_ok=True)
+        atomic_write_texts({self.path: "".join(lines)})
         self._added = 0
 
 

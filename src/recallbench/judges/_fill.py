@@ -10,14 +10,14 @@ judgment gives no label: the pair stays unjudged and the failure is counted.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from recallbench.core import Dataset, LabelSource, Run
 from recallbench.judges._judgment import Judgment
-from recallbench.judges._run import JudgeRun, Pricing, judge_many
-from recallbench.judges._setup import JudgeSetup, provider_for
+from recallbench.judges._run import JudgeRun
+from recallbench.judges._setup import JudgeSetup, judge_all
 from recallbench.judges._task_kinds import Relevance, RelevanceInput, RelevanceTask
 
 
@@ -115,29 +115,16 @@ async def fill_unjudged(
     setup: JudgeSetup,
     *,
     strict: bool = False,
-    price: Pricing | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Filled:
     """Judge the unjudged pool of ``runs`` and return the dataset with the new labels."""
     pool = unjudged_pool(dataset, runs, depth)
     task = RelevanceTask()
-    provider = provider_for(setup.config)
-    try:
-        judged = await judge_many(
-            task,
-            relevance_inputs(dataset, pool.items),
-            provider,
-            setup.cache,
-            strict,
-            params=setup.params,
-            concurrency=setup.config.concurrency,
-            price=price or setup.config.cost,
-            max_failure_rate=setup.config.max_failure_rate,
-        )
-    finally:
-        await provider.aclose()
+    inputs = relevance_inputs(dataset, pool.items)
+    judged = await judge_all(task, inputs, setup, strict=strict, progress=progress)
     prompt = f"{task.name} v{task.version}"
     labelled = with_labels(dataset, pool.items, judged.judgments, prompt)
-    return Filled(labelled, pool, judged, prompt, provider.model, setup.params)
+    return Filled(labelled, pool, judged, prompt, setup.config.model, setup.params)
 
 
 def with_labels(
@@ -192,13 +179,3 @@ def _replaced(dataset: Dataset, **changes: Any) -> Dataset:
     the old cached fingerprint over)."""
     fields = {name: getattr(dataset, name) for name in Dataset.model_fields}
     return Dataset.model_validate({**fields, **changes})
-
-
-def label_counts(dataset: Dataset) -> Mapping[str, int]:
-    """Judged pairs by source: ``dataset`` (the authors') and each other source."""
-    counts: dict[str, int] = {"dataset": sum(len(judged) for judged in dataset.qrels.values())}
-    for by_doc in dataset.label_sources.values():
-        for label in by_doc.values():
-            counts[label.source] = counts.get(label.source, 0) + 1
-            counts["dataset"] -= 1
-    return counts

@@ -63,18 +63,16 @@ async def judge_many(
     concurrency: int = 4,
     price: Pricing | None = None,
     max_failure_rate: float = MAX_FAILURE_RATE,
+    progress: Callable[[int, int], None] | None = None,
 ) -> JudgeRun[V]:
     """Judge every input with ``task``. ``params`` are the call parameters that change
     answers (temperature, seed, ...): part of the cache key. ``concurrency`` bounds the
     calls in flight. ``strict`` asks nothing and raises JudgeCacheMissError (exit 2) when
-    any judgment is not cached (no cache: none is)."""
+    any judgment is not cached (no cache: none is). ``progress(done, total)`` is called as
+    each call to the model returns."""
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, not {concurrency}")
-    prompt = task.prompt
-    keys = [
-        cache_key(task.name, prompt.version, provider.model, params or {}, task.input_json(item))
-        for item in inputs
-    ]
+    keys = [judgment_key(task, item, provider.model, params or {}) for item in inputs]
     found = cache.get_many(keys) if cache is not None else {}
     first: dict[str, int] = {}  # digest -> the input that asks for it
     for index, key in enumerate(keys):
@@ -93,6 +91,8 @@ async def judge_many(
         async with limit:
             answer = await attempt(provider, task.messages(item), schema=task.schema)
         fresh[key.digest] = _record(task, item, key, answer, cache, stats, price)
+        if progress is not None:
+            progress(len(fresh), len(missing))
 
     await asyncio.gather(*(ask(index) for index in missing))
 
@@ -108,6 +108,14 @@ async def judge_many(
             stats.failed[judgment.failure] += 1
         judgments.append(judgment)
     return JudgeRun(judgments, stats)
+
+
+def judgment_key(task: JudgeTask[I, V], item: I, model: str, params: Mapping[str, Any]) -> CacheKey:
+    """The cache key of judging ``item``: the input with the exact messages and schema
+    sent, so that a prompt edited in place (instead of versioned) is asked again rather
+    than answered from a stale cache."""
+    sent = {"input": task.input_json(item), "messages": task.messages(item), "schema": task.schema}
+    return cache_key(task.name, task.prompt.version, model, params, sent)
 
 
 def _record(

@@ -4,15 +4,20 @@ on, and the cache itself (a store workspace or a committed JSON Lines file)."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from recallbench.core import ConfigError
 from recallbench.judges._cache import Cache, FileJudgeCache, JudgeCache
 from recallbench.judges._config import JudgeConfig
 from recallbench.judges._provider import Provider
+from recallbench.judges._run import JudgeRun, judge_many
+from recallbench.judges._tasks import JudgeTask
+
+I = TypeVar("I")  # noqa: E741 - the conventional name of an input type variable
+V = TypeVar("V")
 
 FILE_SUFFIX = ".jsonl"
 """A ``--judge-cache`` ending in this is a file; anything else is a store URL."""
@@ -55,6 +60,35 @@ class JudgeSetup:
         """How the judge is named in reports: provider, model and endpoint."""
         where = f" at {self.config.base_url}" if self.config.base_url else ""
         return f"{self.config.model} ({self.config.provider}{where})"
+
+
+async def judge_all(
+    task: JudgeTask[I, V],
+    inputs: Sequence[I],
+    setup: JudgeSetup,
+    *,
+    strict: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> JudgeRun[V]:
+    """Judge ``inputs`` with the configured provider (opened and closed here), its
+    concurrency, prices and failure limit, through the setup's cache."""
+    config = setup.config
+    provider = provider_for(config)
+    try:
+        return await judge_many(
+            task,
+            inputs,
+            provider,
+            setup.cache,
+            strict,
+            params=setup.params,
+            concurrency=config.concurrency,
+            price=config.cost,
+            max_failure_rate=config.max_failure_rate,
+            progress=progress,
+        )
+    finally:
+        await provider.aclose()
 
 
 def require_judge(config: JudgeConfig | None, source: Path | None) -> JudgeConfig:

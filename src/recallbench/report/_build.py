@@ -12,6 +12,7 @@ import numpy as np
 from recallbench import __version__
 from recallbench.core import Dataset, Query, QueryResult, Run
 from recallbench.datasets._provenance import loader_changes
+from recallbench.judges._summary import describe, judge_of, label_counts
 from recallbench.measures import Evaluation, Measure, Rules
 from recallbench.measures._dataset_eval import evaluate_dataset
 from recallbench.report._channels import channel_analysis
@@ -144,7 +145,10 @@ def build_report(
             *_haystack_warnings(dataset, measures),
             *_loader_warnings(dataset),
             *_stability_warnings(stability),
+            *_judge_warnings(dataset),
         ],
+        labels=label_counts(dataset) if dataset.label_sources else {},
+        judge=judge_of(dataset),
         stability=stability,
         channels=channel_analysis(dataset, run, relevance_threshold=rules.relevance_threshold),
         queries=queries,
@@ -183,6 +187,30 @@ def _stability(dataset: Dataset, run: Run) -> Stability | None:
         changed=changed,
         failed_in_some=failed_in_some,
     )
+
+
+def _judge_warnings(dataset: Dataset) -> list[str]:
+    """A judge's labels change what the numbers mean: say whose they are and how many."""
+    if not dataset.label_sources:
+        return []
+    counts = label_counts(dataset)
+    judge = judge_of(dataset)
+    total = sum(counts.values())
+    others = ", ".join(f"{n} {source}" for source, n in counts.items() if source != "dataset")
+    warnings = [
+        f"{total - counts['dataset']} of {total} labels are not the dataset authors' "
+        f"({others})"
+        + (f"; the judge: {describe(judge)}" if judge is not None else "")
+        + ": measures lean on them; check the judge's agreement with people "
+        "(`recallbench judge calibrate`)"
+    ]
+    if judge is not None and judge.unreliable:
+        warnings.append(
+            f"the judge failed on {judge.failure_rate:.1%} of its judgments (limit "
+            f"{judge.max_failure_rate:.0%}): its labels are incomplete and measures that use "
+            "them are unreliable; `recallbench gate --strict` fails"
+        )
+    return warnings
 
 
 def _stability_warnings(stability: Stability | None) -> list[str]:

@@ -9,6 +9,7 @@ from pydantic import Field
 
 from recallbench.core import DatasetRef, RunSpec
 from recallbench.core._model import Record
+from recallbench.judges._summary import JudgeSummary
 from recallbench.report._channels import ChannelAnalysis
 
 REPORT_FORMAT: Final = "recallbench.report/v1"
@@ -205,6 +206,11 @@ class Report(Record):
     session_lift: SessionLift | None = None
     """With ``run --session-lift``, for a system that accepts sessions: with minus without
     session context."""
+    labels: dict[str, int] = Field(default_factory=dict, exclude_if=lambda value: not value)
+    """Judged pairs by where their labels came from (``dataset``: the authors'; ``llm``:
+    a judge's, see ``judge``), when the dataset says (its ``label_sources``)."""
+    judge: JudgeSummary | None = Field(default=None, exclude_if=lambda value: value is None)
+    """The judge behind the ``llm`` labels: model, prompt, failures and cost."""
     channels: ChannelAnalysis | None = None
     """Which retrieval channels produced the top results and how fusion reordered them;
     null when no hit carries a channel or only one channel appears in the whole run."""

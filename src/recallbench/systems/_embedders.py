@@ -4,6 +4,7 @@ inside its wheel) or a deterministic hashing stub for fast tests."""
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 from collections.abc import Sequence
 from functools import cache
@@ -52,6 +53,8 @@ class WordLlamaEmbedder:
 
 @cache
 def _load_wordllama() -> Any:
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
     try:
         import wordllama
         from wordllama import WordLlama
@@ -59,6 +62,12 @@ def _load_wordllama() -> Any:
         raise SystemUnderTestError(
             "the dense channel needs wordllama: pip install wordllama"
         ) from None
+    finally:
+        # wordllama calls logging.basicConfig(level=INFO) on import, which would print
+        # every HTTP request of the judge and the servers; the application owns logging
+        for handler in root.handlers[len(handlers) :]:
+            root.removeHandler(handler)
+        root.setLevel(level)
     return WordLlama.load(cache_dir=Path(wordllama.__file__).parent, disable_download=True)
 
 

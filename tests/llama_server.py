@@ -1,0 +1,119 @@
+"""The tiny live judge: llama.cpp's OpenAI-compatible server with SmolLM2-135M, as
+``make test-llm`` builds it into ``.cache/llm``; and the recording of the committed judge
+cache that ``make test`` replays.
+
+    python tests/llama_server.py record     # make record-judge-cache: ask the live model
+
+The model is far too weak to judge well: it is here to prove the plumbing (structured
+output, failures, cache, replay, cost), never to produce a benchmark number.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).parents[1]
+HOME = Path(os.environ.get("RECALLBENCH_LLM_HOME", ROOT / ".cache" / "llm"))
+PYTHON = HOME / "bin" / "python"
+STARTUP_GUARD_S = 180.0  # hang guard only: the 135M model loads in seconds
+
+EXAMPLE = ROOT / "tests" / "data" / "judge"
+CACHE = EXAMPLE / "smollm2-135m.relevance.jsonl"
+"""The committed cache: every judgment of the example, as the live model answered."""
+MODEL_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+EXAMPLE_ARGS = (
+    "--system", "builtin-lexical", "--system", "builtin-hybrid",
+    "--depth", "2", "-m", "ndcg@10", "-m", "mrr@10",
+)  # fmt: skip
+"""The example: the bundled dataset's unjudged top-2 results of two built-in systems."""
+
+
+def judge_toml(base_url: str) -> str:
+    """The example's ``[judge]`` table (the cache key holds the model and parameters, not
+    the URL: a replay may name any endpoint, even a closed one)."""
+    return (
+        "[judge]\n"
+        f'base_url = "{base_url}"\n'
+        f'model = "{MODEL_NAME}"\n'
+        "timeout = 300\nretries = 1\nconcurrency = 1\nmax_tokens = 256\n"
+    )
+
+
+def model_path() -> Path:
+    found = sorted((HOME / "models").glob("*.gguf"))
+    if not PYTHON.exists() or not found:
+        raise FileNotFoundError(f"no llama-cpp-python or GGUF under {HOME}: run make test-llm")
+    return found[0]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+@contextlib.contextmanager
+def llama_server(log: Path) -> Iterator[str]:
+    """A running server's ``/v1`` URL; RuntimeError with its log if it does not start."""
+    port = free_port()
+    command = [
+        str(PYTHON), "-m", "llama_cpp.server", "--model", str(model_path()),
+        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
+    ]  # fmt: skip
+    with log.open("w") as out:
+        server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + STARTUP_GUARD_S
+        while True:
+            if server.poll() is not None:
+                raise RuntimeError(
+                    f"llama_cpp.server exited {server.returncode}:\n{log.read_text()}"
+                )
+            with contextlib.suppress(httpx.TransportError):
+                if httpx.get(f"{url}/models", timeout=2).status_code == 200:
+                    break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"llama_cpp.server did not start:\n{log.read_text()}")
+            time.sleep(0.5)
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+def record(cache: Path = CACHE) -> int:
+    """Ask the live model for every judgment of the example, into ``cache``."""
+    with tempfile.TemporaryDirectory() as folder, llama_server(Path(folder) / "server.log") as url:
+        config = Path(folder) / "recallbench.toml"
+        config.write_text(judge_toml(url), encoding="utf-8")
+        command = [
+            sys.executable, "-m", "recallbench", "judge", *EXAMPLE_ARGS,
+            "--config", str(config), "--judge-cache", str(cache), "--no-store",
+            "--out", str(Path(folder) / "out"),
+        ]  # fmt: skip
+        done = subprocess.run(command, check=False)
+        return done.returncode
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["record"]:
+        sys.exit("usage: python tests/llama_server.py record")
+    code = record()
+    # 69: the tiny model's failure rate is above the default limit; the cache is complete
+    sys.exit(0 if code in (0, 69) else code)
