@@ -59,7 +59,8 @@ class DefaultGroup(click.Group):
 
     default = "fill"
     lazy: ClassVar[dict[str, tuple[str, str]]] = {
-        "calibrate": ("recallbench.cli._judge_calibrate", "calibrate")
+        "calibrate": ("recallbench.cli._judge_calibrate", "calibrate"),
+        "task": ("recallbench.cli._judge_task", "task"),
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -87,6 +88,7 @@ Examples:
   recallbench judge out/builtin-lexical out/builtin-hybrid --depth 20
   recallbench judge --judge-cache ci/judge-cache.jsonl --strict    # replay only (CI)
   recallbench judge calibrate                 # agreement with the dataset's human labels
+  recallbench judge task faithfulness answers.jsonl               # any task on a file
   recallbench run --dataset out/judged/dataset.json               # measure with them
 
 \b

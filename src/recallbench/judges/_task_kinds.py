@@ -34,6 +34,7 @@ class Relevance:
 class RelevanceTask(JudgeTask[RelevanceInput, Relevance]):
     """UMBRELA-style 0-3 relevance of one memory to one query."""
 
+    input_type = RelevanceInput
     name = "relevance"
     version = "1"
 
@@ -79,6 +80,7 @@ class FaithfulnessTask(JudgeTask[FaithfulnessInput, Faithfulness]):
     """The answer's claims, each supported / partial / not by the retrieved memories;
     score = supported share (a partial claim is not supported)."""
 
+    input_type = FaithfulnessInput
     name = "faithfulness"
     version = "1"
 
@@ -137,6 +139,7 @@ class MergeTask(JudgeTask[MergeInput, MergeVerdict]):
     of the two (1, 0.5 or 0). The model names the right decision; we compare it with the
     one taken, so that the two can never disagree."""
 
+    input_type = MergeInput
     name = "merge"
     version = "1"
 
@@ -181,6 +184,7 @@ class AnswerVerdict:
 class AnswerTask(JudgeTask[AnswerInput, AnswerVerdict]):
     """Whether a generated answer is correct against the gold answer; score 1 or 0."""
 
+    input_type = AnswerInput
     name = "answer"
     version = "1"
 

@@ -32,6 +32,8 @@ class JudgeTask(ABC, Generic[I, V]):
 
     name: ClassVar[str]
     version: ClassVar[str]
+    input_type: ClassVar[type[Any]]
+    """The input dataclass (what a line of `recallbench judge task` holds)."""
 
     @property
     def prompt(self) -> Prompt:
