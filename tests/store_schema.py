@@ -15,6 +15,7 @@ MIGRATIONS = [
     (2, "m002_telemetry"),
     (3, "m003_judge_cache"),
     (4, "m004_llm_judgments"),
+    (5, "m005_run_judge"),
 ]
 
 # ---------------------------------------------------------------- SQLite
@@ -53,6 +54,14 @@ SQLITE_COLUMNS = {
         ("latency_p99", "FLOAT", 0, None, 0),
         ("source", "TEXT", 0, None, 0),
         ("rules", "TEXT", 1, None, 0),
+        # added by m005 (ALTER TABLE appends them)
+        ("judge_model", "TEXT", 0, None, 0),
+        ("judge_prompt", "TEXT", 0, None, 0),
+        ("llm_labels", "INTEGER", 0, None, 0),
+        ("judge_failure_rate", "FLOAT", 0, None, 0),
+        ("judge_unreliable", "BOOLEAN", 0, None, 0),
+        ("judge_tokens", "INTEGER", 0, None, 0),
+        ("judge_cost", "FLOAT", 0, None, 0),
     ],
     "eval_measures": [
         ("run_id", "INTEGER", 1, None, 1),
@@ -334,6 +343,14 @@ POSTGRES_COLUMNS = {
         ("latency_p99", "double precision", "YES", None),
         ("source", "text", "YES", None),
         ("rules", "text", "NO", None),
+        # added by m005 (ALTER TABLE appends them)
+        ("judge_model", "text", "YES", None),
+        ("judge_prompt", "text", "YES", None),
+        ("llm_labels", "integer", "YES", None),
+        ("judge_failure_rate", "double precision", "YES", None),
+        ("judge_unreliable", "boolean", "YES", None),
+        ("judge_tokens", "integer", "YES", None),
+        ("judge_cost", "double precision", "YES", None),
     ],
     "eval_measures": [
         ("run_id", "bigint", "NO", None),

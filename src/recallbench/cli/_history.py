@@ -107,7 +107,9 @@ def history(
     values), the last change, how many changes were significant, accepted runs, and a
     sparkline, oldest to newest, scaled to its min..max (`--runs` lists every value). A
     change is tested on the queries both runs scored (two-sided paired randomisation test,
-    Holm-corrected over the series' changes).
+    Holm-corrected over the series' changes). Runs measured with an LLM judge's labels
+    (`recallbench judge`) are listed below the trend with the judge, its labels, its failure
+    rate and its cost.
     """
     from recallbench.report._changes import series_statistics
     from recallbench.store import open_store
@@ -138,6 +140,7 @@ def history(
         return
     for oldest_first, statistics in shown:
         _render(oldest_first, wanted, statistics, console)
+        _render_judges(oldest_first, console)
         if show_runs:
             _render_runs(oldest_first, statistics, console)
 
@@ -205,6 +208,51 @@ def _render(
         )
     console.print(table)
     console.print(f"[dim]* significant change: {statistics.method}[/dim]", highlight=False)
+
+
+def _render_judges(runs: list[StoredRun], console: Console) -> None:
+    """The runs measured with a judge's labels: which judge, how many of its labels, how
+    often it failed and what it cost; nothing when no run of the series had a judge."""
+    judged = [run for run in runs if run.judge_model is not None or run.llm_labels]
+    if not judged:
+        return
+    costs = [run.judge_cost for run in judged if run.judge_cost is not None]
+    table = Table(
+        title="judged runs",
+        title_justify="left",
+        caption=f"judge cost ${sum(costs):.4f} over {len(judged)} of {len(runs)} runs"
+        if costs
+        else None,
+        caption_justify="left",
+    )
+    for name in ("run", "judge", "prompt", "llm labels", "failed", "tokens", "cost USD"):
+        left = name in ("run", "judge", "prompt")
+        # the judge and prompt names are free text: they wrap, the numbers never do
+        table.add_column(name, justify="left" if left else "right", overflow="fold")
+    for run in judged:
+        table.add_row(
+            f"#{run.id} {run.created_at:%Y-%m-%d %H:%M}",
+            escape(run.judge_model or "unknown"),
+            escape(run.judge_prompt or "—"),
+            "—" if run.llm_labels is None else f"{run.llm_labels:,}",
+            _failure_rate(run),
+            "—" if run.judge_tokens is None else f"{run.judge_tokens:,}",
+            "—" if run.judge_cost is None else f"${run.judge_cost:.4f}",
+        )
+    console.print(table)
+    if any(run.judge_unreliable for run in judged):
+        console.print(
+            "[dim]! unreliable: more of the judge's judgments failed than its limit allows; "
+            "those runs' judged numbers are mostly filler[/dim]",
+            highlight=False,
+        )
+
+
+def _failure_rate(run: StoredRun) -> str:
+    if run.judge_failure_rate is None:
+        return "—"
+    rate = f"{run.judge_failure_rate:.1%}"
+    return f"[red]{rate} ![/red]" if run.judge_unreliable else rate
 
 
 def _render_runs(runs: list[StoredRun], statistics: SeriesStatistics, console: Console) -> None:

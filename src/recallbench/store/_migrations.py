@@ -310,5 +310,33 @@ def m004_llm_judgments(connection: Connection) -> None:
     connection.exec_driver_sql("ALTER TABLE judgments_m004 RENAME TO judgments")
 
 
-MIGRATIONS: list[Migration] = [m001_history, m002_telemetry, m003_judge_cache, m004_llm_judgments]
+def m005_run_judge(connection: Connection) -> None:
+    """A run measured with an LLM judge's labels records the judge: model, prompt version,
+    the pairs it labelled, its failure rate, whether that made it unreliable, and its tokens
+    (in + out) and cost in USD. All NULL for runs on the dataset authors' labels alone.
+
+    ``ALTER TABLE ... ADD COLUMN`` of a nullable column without a default is cheap on both
+    engines (no table rewrite); each type is compiled by the connection's dialect, as
+    ``create_all`` would (``Float``: SQLite ``FLOAT``, PostgreSQL ``double precision``)."""
+    columns = (
+        Column("judge_model", Text),
+        Column("judge_prompt", Text),
+        Column("llm_labels", Integer),
+        Column("judge_failure_rate", Float),
+        Column("judge_unreliable", Boolean),
+        Column("judge_tokens", Integer),
+        Column("judge_cost", Float),
+    )
+    for column in columns:
+        kind = column.type.compile(dialect=connection.dialect)
+        connection.exec_driver_sql(f"ALTER TABLE eval_runs ADD COLUMN {column.name} {kind}")
+
+
+MIGRATIONS: list[Migration] = [
+    m001_history,
+    m002_telemetry,
+    m003_judge_cache,
+    m004_llm_judgments,
+    m005_run_judge,
+]
 """In order; append only."""

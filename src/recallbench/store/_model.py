@@ -45,3 +45,19 @@ class StoredRun:
     means: dict[str, float | None]
     """Measure -> mean, in the report's measure order."""
     higher_is_better: dict[str, bool]
+    judge_model: str | None = None
+    """The LLM judge that labelled some of the dataset's pairs (``recallbench judge``);
+    None, like every ``judge_`` field, when the run used the dataset authors' labels alone
+    or was recorded before the store kept the judge."""
+    judge_prompt: str | None = None
+    """The judge's task and prompt version, e.g. ``relevance v1``."""
+    llm_labels: int | None = None
+    """Judged pairs whose label came from the judge."""
+    judge_failure_rate: float | None = None
+    """The share of the judge's judgments that failed (gave no label)."""
+    judge_unreliable: bool | None = None
+    """The failure rate was above the judge's limit: the judged numbers are mostly filler."""
+    judge_tokens: int | None = None
+    """Tokens the judgments took, in and out."""
+    judge_cost: float | None = None
+    """What the judgments cost in USD at the configured prices."""

@@ -31,6 +31,7 @@ def run_row(
 ) -> Row:
     latency = report.latency_ms
     counts = report.counts
+    judge = report.judge
     return {
         "workspace_id": workspace,
         "system": report.system.system,
@@ -57,6 +58,13 @@ def run_row(
         "latency_p99": finite(latency.p99) if latency else None,
         "source": source,
         "rules": json.dumps(report.rules, ensure_ascii=False),
+        "judge_model": judge.model if judge else None,
+        "judge_prompt": judge.prompt if judge else None,
+        "llm_labels": report.labels.get("llm"),
+        "judge_failure_rate": finite(judge.failure_rate) if judge else None,
+        "judge_unreliable": judge.unreliable if judge else None,
+        "judge_tokens": judge.tokens_in + judge.tokens_out if judge else None,
+        "judge_cost": finite(judge.cost_usd) if judge else None,
     }
 
 
@@ -134,6 +142,13 @@ def stored_run(row: RowMapping, measures: Sequence[RowMapping]) -> StoredRun:
         latency_p99=row["latency_p99"],
         means={m["measure"]: m["mean"] for m in measures},
         higher_is_better={m["measure"]: bool(m["higher_is_better"]) for m in measures},
+        judge_model=row["judge_model"],
+        judge_prompt=row["judge_prompt"],
+        llm_labels=row["llm_labels"],
+        judge_failure_rate=row["judge_failure_rate"],
+        judge_unreliable=None if row["judge_unreliable"] is None else bool(row["judge_unreliable"]),
+        judge_tokens=row["judge_tokens"],
+        judge_cost=row["judge_cost"],
     )
 
 

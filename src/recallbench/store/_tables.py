@@ -76,6 +76,13 @@ eval_runs = Table(
     Column("latency_p99", Float),
     Column("source", Text),
     Column("rules", Text, nullable=False),
+    Column("judge_model", Text),
+    Column("judge_prompt", Text),
+    Column("llm_labels", Integer),
+    Column("judge_failure_rate", Float),
+    Column("judge_unreliable", Boolean),
+    Column("judge_tokens", Integer),
+    Column("judge_cost", Float),
 )
 
 eval_measures = Table(
