@@ -303,10 +303,23 @@ def test_the_committed_live_model_cache_replays_the_example_identically(tmp_path
     assert outputs[0] == outputs[1]
     assert cache.read_bytes() == CACHE.read_bytes()  # a replay adds nothing
     report = json.loads((tmp_path / "a" / "judge.json").read_text())
-    assert report["called"] == 0 and report["cached"] == report["pool"]["pairs"] == len(recorded)
-    labelled = [j for j in report["judgments"] if j["grade"] is not None]
-    values = [json.loads(e["value"]) for e in recorded.values() if e["value"] is not None]
-    assert sorted(j["grade"] for j in labelled) == sorted(v["grade"] for v in values)
-    failed = sum(1 for e in recorded.values() if e["failure"] is not None)
+    assert report["called"] == 0 and report["cached"] == report["pool"]["pairs"] > 0
+    # each pair's label is the recorded answer to exactly the question it asks
+    from recallbench.gates import load_config
+    from recallbench.judges._fill import PoolItem, relevance_inputs
+    from recallbench.judges._run import judgment_key
+    from recallbench.judges._setup import call_params
+    from recallbench.judges._task_kinds import RelevanceTask
+
+    judge_config = load_config(config).config.judge
+    assert judge_config is not None
+    items = [PoolItem(j["query_id"], j["doc_id"], j["rank"], ()) for j in report["judgments"]]
+    inputs = relevance_inputs(load_dataset("agent-memory-sample"), items)
+    params = call_params(judge_config)
+    for pair, item in zip(report["judgments"], inputs, strict=True):
+        entry = recorded[judgment_key(RelevanceTask(), item, judge_config.model, params).digest]
+        value = None if entry["value"] is None else json.loads(entry["value"])["grade"]
+        assert pair["grade"] == value and (pair["failure"] is None) == (entry["failure"] is None)
+    failed = sum(1 for pair in report["judgments"] if pair["failure"] is not None)
     assert report["judge"]["judged"] - report["judge"]["labelled"] == failed
     assert result.exit_code == (69 if report["judge"]["unreliable"] else 0)
