@@ -174,6 +174,8 @@ def test_judge_fills_the_pool_then_replays_it_identically(
     tokens_out = sum(pair["tokens_out"] for pair in report["judgments"])
     assert report["judge"]["tokens_in"] == tokens_in > 0 and tokens_out > 0
     assert report["judge"]["cost_usd"] == pytest.approx((tokens_in * 1.0 + tokens_out * 2.0) / 1e6)
+    per_judgment = sum(pair["cost_usd"] for pair in report["judgments"])
+    assert per_judgment == pytest.approx(report["judge"]["cost_usd"])
     change = report["runs"][0]
     assert change["before"]["noise@2"] > 0 and change["after"]["noise@2"] == 0
     assert judged.metadata["judge"]["model"] == "rule-judge"
@@ -234,7 +236,7 @@ def test_labels_enter_the_store_beside_manual_ones(
     report = json.loads((tmp_path / "o" / "judge.json").read_text())
     first = report["judgments"][0]
     with open_store(store_url) as store:
-        labels = store.judgments(source="llm")  # type: ignore[arg-type]
+        labels = store.judgments(source="llm")
         assert len(labels) == report["pool"]["pairs"]
         assert {label.annotator for label in labels} == {"lookup-judge"}
         manual_grade = 3 - first["grade"]

@@ -349,7 +349,7 @@ def _outputs(
         spent_usd=stats.cost,
         measures=[str(m) for m in measures],
         runs=run_changes(filled, runs, measures, rules),
-        judgments=pair_judgments(filled),
+        judgments=pair_judgments(filled, config.cost),
     )
     return report, judged
 

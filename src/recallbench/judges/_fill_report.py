@@ -3,7 +3,7 @@ means move when the judge's labels are added (``noise@k`` before and after)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Final, Literal
 
@@ -37,6 +37,8 @@ class PairJudgment(Record):
     cached: bool
     tokens_in: int
     tokens_out: int
+    cost_usd: float
+    """At the configured prices (a replayed judgment at what it cost when asked)."""
 
 
 class RunChange(Record):
@@ -118,7 +120,7 @@ def _means(
     return {name: (None if value != value else float(value)) for name, value in means.items()}
 
 
-def pair_judgments(filled: Filled) -> list[PairJudgment]:
+def pair_judgments(filled: Filled, price: Callable[[int, int], float]) -> list[PairJudgment]:
     return [
         PairJudgment(
             query_id=item.query_id,
@@ -133,6 +135,7 @@ def pair_judgments(filled: Filled) -> list[PairJudgment]:
             cached=judgment.cached,
             tokens_in=judgment.tokens_in,
             tokens_out=judgment.tokens_out,
+            cost_usd=price(judgment.tokens_in, judgment.tokens_out),
         )
         for item, judgment in zip(filled.pool.items, filled.judged.judgments, strict=True)
     ]

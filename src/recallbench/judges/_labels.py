@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from typing import cast
 
 from recallbench.judges._judgment import Judgment
 from recallbench.judges._task_kinds import Relevance
@@ -18,8 +17,8 @@ from recallbench.store import Judgment as StoredJudgment
 from recallbench.store import Store
 from recallbench.store._telemetry import JudgmentSource
 
-LLM: JudgmentSource = cast(JudgmentSource, "llm")
-"""The judge's source (allowed by migration m004; not yet in ``JudgmentSource``)."""
+LLM: JudgmentSource = "llm"
+"""The judge's source (allowed by migration m004)."""
 
 
 def record_llm_labels(

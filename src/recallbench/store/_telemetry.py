@@ -28,8 +28,14 @@ FEEDBACK_KINDS: tuple[FeedbackKind, ...] = (
     "validated_not_useful",
 )
 
-JudgmentSource = Literal["manual", "implicit", "bootstrapped", "validated"]
-JUDGMENT_SOURCES: tuple[JudgmentSource, ...] = ("manual", "implicit", "bootstrapped", "validated")
+JudgmentSource = Literal["manual", "implicit", "bootstrapped", "validated", "llm"]
+JUDGMENT_SOURCES: tuple[JudgmentSource, ...] = (
+    "manual",
+    "implicit",
+    "bootstrapped",
+    "validated",
+    "llm",
+)
 
 
 @dataclass(frozen=True, slots=True)
