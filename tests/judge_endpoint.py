@@ -27,6 +27,9 @@ from recallbench.core import Dataset
 
 Grader = Callable[[str], str]
 """The user message of a chat request -> the content of the answer."""
+PromptGrader = Callable[[str, str], str]
+"""(system message, user message) -> the content of the answer: for graders that must
+tell prompts with the same user message apart (a strict and a lenient judge)."""
 
 MODEL = "lookup-judge"
 """The model name the endpoint reports in its answers."""
@@ -43,7 +46,7 @@ class Endpoint:
         return f"http://127.0.0.1:{self.port}/v1"
 
 
-def _handler(endpoint: Endpoint, grader: Grader) -> type[BaseHTTPRequestHandler]:
+def _handler(endpoint: Endpoint, grader: PromptGrader) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:  # quiet test output
             pass
@@ -53,7 +56,8 @@ def _handler(endpoint: Endpoint, grader: Grader) -> type[BaseHTTPRequestHandler]
             with endpoint.lock:
                 endpoint.calls += 1
             user = next(m["content"] for m in body["messages"] if m["role"] == "user")
-            content = grader(user)
+            system = next((m["content"] for m in body["messages"] if m["role"] == "system"), "")
+            content = grader(system, user)
             answer = {
                 "id": "chatcmpl-lookup",
                 "object": "chat.completion",
@@ -79,6 +83,13 @@ def _handler(endpoint: Endpoint, grader: Grader) -> type[BaseHTTPRequestHandler]
 @contextlib.contextmanager
 def serve(grader: Grader, port: int = 0) -> Iterator[Endpoint]:
     """The endpoint on 127.0.0.1 (a free port unless given), until the block ends."""
+    with serve_prompts(lambda _system, user: grader(user), port) as endpoint:
+        yield endpoint
+
+
+@contextlib.contextmanager
+def serve_prompts(grader: PromptGrader, port: int = 0) -> Iterator[Endpoint]:
+    """As :func:`serve`, the grader seeing the system message too."""
     endpoint = Endpoint(port)
     httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler(endpoint, grader))
     httpd.daemon_threads = True

@@ -29,6 +29,9 @@ _FIELDS = {
     "faithfulness": '{"question": "...", "answer": "...", "memories": ["...", "..."]}',
     "merge": '{"original": "...", "incoming": "...", "merged": "...", "decision": "UPDATE"}',
     "answer": '{"question": "...", "gold": "...", "answer": "..."}',
+    "answer_lenient": '{"question": "...", "gold": "...", "answer": "..."}',
+    "abstention": '{"question": "...", "answer": "..."}',
+    "read": '{"question": "...", "memories": ["...", "..."]}   (answers, not a judgment)',
 }
 
 

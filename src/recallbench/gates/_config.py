@@ -177,7 +177,9 @@ class Config(Record):
     k: int | None = Field(default=None, ge=1)
     gates: Gates = Field(default_factory=Gates)
     judge: JudgeConfig | None = None
-    """The judge model of `recallbench judge` (and of QA answers)."""
+    """The judge model of `recallbench judge` and of `recallbench qa`'s verdicts."""
+    reader: JudgeConfig | None = None
+    """The answer model of `recallbench qa` (default: the judge's model)."""
 
     @field_validator("measures")
     @classmethod

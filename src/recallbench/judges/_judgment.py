@@ -42,6 +42,8 @@ class Judgment(Generic[V]):
     tokens_in: int = 0
     """Tokens of the answer's call (as recorded when it came from the cache)."""
     tokens_out: int = 0
+    latency_ms: float = 0.0
+    """How long the answer took (as recorded when it came from the cache)."""
 
     @property
     def failed(self) -> bool:

@@ -151,7 +151,7 @@ def _record(
 
 
 def _read(task: JudgeTask[I, V], item: I, completion: Completion, cached: bool) -> Judgment[V]:
-    tokens = completion.tokens_in, completion.tokens_out
+    tokens = completion.tokens_in, completion.tokens_out, completion.latency_ms
     try:
         value = task.parse(completion, item)
     except UnparseableOutputError as error:

@@ -198,7 +198,93 @@ class AnswerTask(JudgeTask[AnswerInput, AnswerVerdict]):
         return float(value.correct)
 
 
+class LenientAnswerTask(AnswerTask):
+    """The answer judged leniently (one item of a list, a date within two weeks, the same
+    topic): the kind of judge behind published LoCoMo "J" scores, beside the strict one."""
+
+    name = "answer_lenient"
+    version = "1"
+
+
+# ---------------------------------------------------------------- abstention
+
+
+@dataclass(frozen=True, slots=True)
+class AbstentionInput:
+    question: str
+    answer: str
+
+
+@dataclass(frozen=True, slots=True)
+class Abstention:
+    abstained: bool
+    reasoning: str
+
+
+class AbstentionTask(JudgeTask[AbstentionInput, Abstention]):
+    """Whether an answer to an unanswerable question declined to answer; score 1 or 0."""
+
+    input_type = AbstentionInput
+    name = "abstention"
+    version = "1"
+
+    def fields(self, item: AbstentionInput) -> Mapping[str, str]:
+        return {"question": item.question, "answer": item.answer}
+
+    def value(self, data: dict[str, Any], item: AbstentionInput, text: str) -> Abstention:
+        return Abstention(abstained=data["abstained"], reasoning=data["reasoning"])
+
+    def score(self, value: Abstention) -> float:
+        return float(value.abstained)
+
+
+# ---------------------------------------------------------------- read (answering)
+
+
+@dataclass(frozen=True, slots=True)
+class ReadInput:
+    question: str
+    memories: tuple[str, ...]
+    """The retrieved memories, best first, each with its date when known."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReadAnswer:
+    answer: str
+
+
+class ReadTask(JudgeTask[ReadInput, ReadAnswer]):
+    """Not a judgment: the answer model reads the memories and answers the question, through
+    the same provider, cache and replay as the judges. Its score is 1 for any answer (a
+    failed call scores the neutral 0.5 like every task, and is counted)."""
+
+    input_type = ReadInput
+    name = "read"
+    version = "1"
+
+    def fields(self, item: ReadInput) -> Mapping[str, str]:
+        return {"question": item.question, "memories": numbered(item.memories)}
+
+    def value(self, data: dict[str, Any], item: ReadInput, text: str) -> ReadAnswer:
+        answer = data["answer"].strip()
+        if not answer:
+            raise UnparseableOutputError("$.answer: empty", text)
+        return ReadAnswer(answer)
+
+    def score(self, value: ReadAnswer) -> float:
+        return 1.0
+
+
 TASKS: dict[str, JudgeTask[Any, Any]] = {
-    task.name: task for task in (RelevanceTask(), FaithfulnessTask(), MergeTask(), AnswerTask())
+    task.name: task
+    for task in (
+        RelevanceTask(),
+        FaithfulnessTask(),
+        MergeTask(),
+        AnswerTask(),
+        LenientAnswerTask(),
+        AbstentionTask(),
+        ReadTask(),
+    )
 }
 """Every judge task by name, at its current prompt version."""
