@@ -26,6 +26,7 @@ COMMANDS = {
     "baseline": ("recallbench.cli._gate", "baseline"),
     "harvest": ("recallbench.cli._harvest", "harvest"),
     "judge": ("recallbench.cli._judge", "judge"),
+    "qa": ("recallbench.cli._qa", "qa"),
     "proxy": ("recallbench.cli._proxy", "proxy"),
     "datasets": ("recallbench.cli._datasets", "datasets"),
     "systems": ("recallbench.cli._systems", "systems"),

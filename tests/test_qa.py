@@ -1,0 +1,197 @@
+"""`recallbench qa`: questions, contexts, verdicts, both conventions, the adversarial
+questions apart, cache replay, agreement with a previous report, failures.
+
+The endpoint is a stand-in whose rules are known to the test (our logic under test): the
+reader answers with its first memory's text (or declines when it read none), the strict
+judge says correct when the gold answer is in the answer, the lenient one when any word of
+it is, and the abstention judge when the answer declines.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from judge_endpoint import closed_port, serve_prompts
+from recallbench.cli import main
+from recallbench.core import Dataset, Document, Query
+from recallbench.qa._lexical import locomo_f1
+from recallbench.qa._pipeline import full_context, memory_text, qa_questions, question_text
+
+DECLINE = "Not mentioned in the memories."
+
+
+def grader(system: str, user: str) -> str:
+    if user.startswith("Memories:\n"):
+        memories = user.split("Memories:\n", 1)[1].split("\n\nQuestion:\n", 1)[0]
+        if memories == "(none)":
+            return json.dumps({"answer": DECLINE})
+        first = memories.split("\n\n")[0].split("] ", 1)[1]
+        return json.dumps({"answer": first.split(") ", 1)[-1]})
+    if "Gold answer:" in user:
+        gold = user.split("Gold answer:\n", 1)[1].split("\n\nAgent's answer:\n", 1)[0].lower()
+        answer = user.split("Agent's answer:\n", 1)[1].lower()
+        lenient = "leniently" in system
+        correct = any(w in answer for w in gold.split()) if lenient else gold in answer
+        return json.dumps({"reasoning": "rule", "correct": correct})
+    answer = user.split("Agent's answer:\n", 1)[1]
+    return json.dumps({"reasoning": "rule", "abstained": answer.startswith("Not mentioned")})
+
+
+def _dataset() -> Dataset:
+    docs = [
+        ("m1", "Alice moved to Paris in May 2023.", "1 May 2023"),
+        ("m2", "Bob adopted a cat named Miso.", "3 May 2023"),
+        ("m3", "Alice started learning the violin.", "9 June 2023"),
+        ("m4", "Bob works as a nurse in Lyon.", "2 July 2023"),
+        ("n1", "Carol likes tea.", None),
+    ]
+    documents = tuple(
+        Document(id=i, text=t, metadata={"session_date": d} if d else {}) for i, t, d in docs
+    )
+    queries = (
+        Query(id="q1", text="Where did Alice move?", category="single-hop",
+              metadata={"answer": "Paris", "category_id": 4}),
+        Query(id="q2", text="What is the name of Bob's cat?", category="single-hop",
+              metadata={"answer": "Miso", "category_id": 4}),
+        Query(id="q3", text="What instrument does Alice learn?", category="single-hop",
+              metadata={"answer": "the violin", "category_id": 4}),
+        Query(id="q4", text="Where does Bob work as a nurse?", category="multi-hop",
+              metadata={"answer": "Lyon, France", "category_id": 1}),
+        Query(id="q5", text="What did Alice say about her dog?", category="adversarial",
+              answerable=False, tags=("adversarial",),
+              metadata={"answer": "she loves it", "category_id": 5}),
+        Query(id="q6", text="No gold here", category="single-hop"),
+    )  # fmt: skip
+    qrels = {"q1": {"m1": 3}, "q2": {"m2": 3}, "q3": {"m3": 3}, "q4": {"m4": 3}}
+    return Dataset(name="tiny-qa", documents=documents, queries=queries, qrels=qrels)
+
+
+@pytest.fixture
+def dataset_file(tmp_path: Path) -> Path:
+    path = tmp_path / "tiny.json"
+    path.write_text(_dataset().model_dump_json(), encoding="utf-8")
+    return path
+
+
+def _config(tmp_path: Path, url: str) -> Path:
+    path = tmp_path / "recallbench.toml"
+    path.write_text(
+        f'[judge]\nbase_url = "{url}"\nmodel = "rule-judge"\nretries = 0\ntimeout = 5\n'
+        f'price_in = 2.0\n[reader]\nbase_url = "{url}"\nmodel = "rule-reader"\nretries = 0\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+def _qa(config: Path, dataset: Path, out: Path, *args: str) -> Any:
+    return CliRunner().invoke(
+        main,
+        ["qa", "--dataset", str(dataset), "--system", "builtin-lexical", "--k", "2",
+         "--config", str(config), "--out", str(out), *args],
+    )  # fmt: skip
+
+
+def test_questions_and_contexts() -> None:
+    dataset = _dataset()
+    questions = qa_questions(dataset)
+    assert [q.query.id for q in questions] == ["q1", "q2", "q3", "q4", "q5"]  # q6: no gold
+    assert [q.query.id for q in qa_questions(dataset, categories=("multi-hop",))] == ["q4"]
+    q5 = questions[-1]
+    assert q5.abstention and q5.trap == "she loves it" and q5.category_id == 5
+    assert questions[0].trap is None
+    assert memory_text(dataset.documents[0]) == "(1 May 2023) Alice moved to Paris in May 2023."
+    assert memory_text(dataset.documents[4]) == "Carol likes tea."
+    dated = Query(id="x", text="When?", metadata={"question_date": "2023/05/28"})
+    assert question_text(dated) == "(asked on 2023/05/28) When?"
+    context = full_context(dataset, questions)
+    assert len(context["q1"]) == 5 and context["q1"] == context["q5"]  # no units: everything
+
+
+def test_qa_answers_judges_and_replays(dataset_file: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache.jsonl"
+    with serve_prompts(grader) as endpoint:
+        config = _config(tmp_path, endpoint.base_url)
+        result = _qa(config, dataset_file, tmp_path / "a", "--judge-cache", str(cache))
+        assert result.exit_code == 0, result.output
+        calls = endpoint.calls
+    report = json.loads((tmp_path / "a" / "qa.json").read_text())
+    rows = {row["query_id"]: row for row in report["questions"]}
+    assert set(rows) == {"q1", "q2", "q3", "q4", "q5"}
+    for row in rows.values():
+        expected_strict = float(row["gold"].lower() in row["answer"].lower())
+        if row["abstention"]:
+            assert row["j_strict"] == row["j_lenient"] == float(row["abstained"])
+            assert row["trap_taken"] is False and row["f1"] == locomo_f1(
+                row["answer"], row["gold"], 5
+            )
+        else:
+            assert row["j_strict"] == expected_strict
+            assert row["f1"] == locomo_f1(row["answer"], row["gold"], row["category_id"])
+            assert row["bleu1"] is not None and row["evidence_recall"] in (0.0, 1.0)
+    (system,) = report["systems"]
+    answerable = system["populations"]["answerable"]
+    assert answerable["j_strict"]["n"] == 4
+    assert answerable["j_strict"]["mean"] == pytest.approx(
+        sum(rows[q]["j_strict"] for q in ("q1", "q2", "q3", "q4")) / 4
+    )
+    everything = system["populations"]["all"]
+    assert everything["j_strict"]["n"] == 5
+    assert system["adversarial"]["n"] == 1 and system["adversarial"]["trap_questions"] == 1
+    assert report["category_map"] == {"1": "multi-hop", "4": "single-hop", "5": "adversarial"}
+    tasks = {c["task"]: c for c in report["calls"]}
+    assert set(tasks) == {"read", "strict", "lenient", "abstention", "trap"}
+    assert tasks["read"]["model"] == "rule-reader" and tasks["strict"]["model"] == "rule-judge"
+    assert tasks["strict"]["cost_usd"] > 0 and tasks["read"]["cost_usd"] == 0  # reader unpriced
+    assert "J strict" in result.output and "category map: 1 multi-hop" in result.output
+    # replayed through a closed port, strictly: the same numbers, nothing asked
+    closed = _config(tmp_path, f"http://127.0.0.1:{closed_port()}/v1")
+    again = _qa(
+        closed, dataset_file, tmp_path / "b", "--judge-cache", str(cache), "--strict",
+        "--previous", str(tmp_path / "a" / "qa.json"),
+    )  # fmt: skip
+    assert again.exit_code == 0, again.output
+    replay = json.loads((tmp_path / "b" / "qa.json").read_text())
+    assert replay["systems"] == report["systems"] and replay["questions"] == report["questions"]
+    assert all(c["calls"] == 0 for c in replay["calls"]) and calls > 0
+    assert replay["agreement"]["share"] == 1.0 and replay["agreement"]["compared"] == 5
+
+
+def test_a_closed_port_scores_neutral_and_exits_69(dataset_file: Path, tmp_path: Path) -> None:
+    config = _config(tmp_path, f"http://127.0.0.1:{closed_port()}/v1")
+    result = _qa(config, dataset_file, tmp_path / "out", "--judge-cache", "none")
+    assert result.exit_code == 69, result.output
+    report = json.loads((tmp_path / "out" / "qa.json").read_text())
+    assert all(r["j_strict"] == r["j_lenient"] == 0.5 for r in report["questions"])
+    assert all(r["failures"] == ["read: connection"] for r in report["questions"])
+    assert [c["task"] for c in report["calls"]] == ["read"]  # nothing to judge without answers
+
+
+def test_full_context_row_and_bad_input(dataset_file: Path, tmp_path: Path) -> None:
+    with serve_prompts(grader) as endpoint:
+        config = _config(tmp_path, endpoint.base_url)
+        result = _qa(
+            config, dataset_file, tmp_path / "out", "--full-context", "--judge-cache", "none"
+        )
+        assert result.exit_code == 0, result.output
+    systems = {
+        s["system"]: s for s in json.loads((tmp_path / "out" / "qa.json").read_text())["systems"]
+    }
+    assert set(systems) == {"builtin-lexical", "full-context"}
+    assert systems["full-context"]["k"] is None
+    no_gold = tmp_path / "plain.json"
+    data = json.loads(dataset_file.read_text())
+    for query in data["queries"]:
+        query["metadata"] = {}
+    no_gold.write_text(json.dumps(data), encoding="utf-8")
+    bad = _qa(config, no_gold, tmp_path / "x")
+    assert bad.exit_code == 2 and "no question with a gold answer" in bad.output
+    not_qa = tmp_path / "other.json"
+    not_qa.write_text('{"format": "something"}', encoding="utf-8")
+    bad = _qa(config, dataset_file, tmp_path / "x", "--previous", str(not_qa))
+    assert bad.exit_code == 2 and "not a recallbench QA report" in bad.output
+    assert not (tmp_path / "x").exists()
