@@ -71,6 +71,14 @@ OUT/DATASET/SYSTEM/, the leaderboard of all to OUT/leaderboard.md and .json.
     help=f"Results requested per query. Default: the configuration's, else {BENCH_K}.",
 )
 @out_option("Folder of the runs, reports and leaderboards.", Path("out/bench"))
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    metavar="N",
+    help="Send up to N queries at once to systems that take concurrent calls (see run).",
+)
 @config_option
 @with_store_options
 @quiet_option
@@ -81,6 +89,7 @@ def bench(
     measure_names: tuple[str, ...],
     k: int | None,
     out_dir: Path,
+    concurrency: int,
     config_path: Path | None,
     store_url: str | None,
     no_store: bool,
@@ -100,7 +109,7 @@ def bench(
     for dataset in datasets:
         reports = []
         for system in _systems(names, dataset, None, None, False):
-            run = _record(dataset, system, k, console)
+            run = _record(dataset, system, k, console, concurrency=concurrency)
             report = build_report(dataset, run, measures)
             folder = out_dir / safe_name(dataset.name) / safe_name(system.name)
             write_outputs(folder, run, report, dataset)
@@ -119,6 +128,7 @@ def bench(
                 *(f"--system={name}" for name in names),
                 *(f"--measure={m}" for m in measures),
                 f"--k={k}",
+                *([f"--concurrency={concurrency}"] if concurrency > 1 else []),
                 f"--out={out_dir}",
             ]
         ),

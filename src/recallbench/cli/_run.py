@@ -146,6 +146,16 @@ Exit codes: 0 the run was measured (failed queries are counted and score 0);
     "(stability of non-deterministic systems); the first answer is the one scored.",
 )
 @click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    metavar="N",
+    help="Send up to N queries at once to systems that take concurrent calls (HTTP, async "
+    "python: retrievers, MCP servers whose profile sets [server] concurrency); results are "
+    "those of a sequential run, in the same order.",
+)
+@click.option(
     "--session-lift",
     is_flag=True,
     help="Also run each system that accepts sessions with every query asked alone, and "
@@ -181,6 +191,7 @@ def run(
     timeout: float | None,
     restarts: int,
     repeat: int,
+    concurrency: int,
     session_lift: bool,
     session_lift_measure: str,
     equivalence: bool,
@@ -220,14 +231,16 @@ def run(
         store = None if no_store else stack.enter_context(_open_store(store_url))
         reports, runs = [], []
         for system in systems:
-            recorded = _record(dataset, system, k, console, repeat, restarts=restarts)
+            recorded = _record(
+                dataset, system, k, console, repeat, restarts=restarts, concurrency=concurrency
+            )
             report = build_report(dataset, recorded, measures, rules)
             report = report.model_copy(
                 update={"rules": {**report.rules, "measures": measures_source}}
             )
             if lift_measure is not None:
                 report = _with_session_lift(
-                    report, dataset, system, recorded, k, console, lift_measure, rules
+                    report, dataset, system, recorded, k, console, lift_measure, rules, concurrency
                 )
             folder = folders.get(system.name, out_dir)
             try:
@@ -328,13 +341,14 @@ def _with_session_lift(
     console: Console,
     measure: Measure,
     rules: Rules,
+    concurrency: int = 1,
 ) -> Report:
     """The report with the session lift: the dataset asked again, every query alone (the
     same system object, set up afresh), paired with the run already recorded."""
     if not getattr(system, "accepts_session", False):
         console.print(f"{system.name} does not accept a session: no lift measured")
         return report
-    alone = _record(dataset, system, k, console, session_context=False)
+    alone = _record(dataset, system, k, console, session_context=False, concurrency=concurrency)
     lift = measure_session_lift(dataset, recorded, alone, measure, rules)
     return report.model_copy(update={"session_lift": lift})
 
@@ -347,6 +361,7 @@ def _record(
     repeat: int = 1,
     session_context: bool = True,
     restarts: int = DEFAULT_RESTARTS,
+    concurrency: int = 1,
 ) -> Run:
     if not show_progress(console):
         return asyncio.run(
@@ -357,6 +372,7 @@ def _record(
                 repeat=repeat,
                 session_context=session_context,
                 restarts=restarts,
+                concurrency=concurrency,
             )
         )
     with Progress(
@@ -378,6 +394,7 @@ def _record(
                 repeat=repeat,
                 session_context=session_context,
                 restarts=restarts,
+                concurrency=concurrency,
                 ingesting=lambda n: bar.update(
                     task, description=f"{title}: ingesting {n} documents"
                 ),

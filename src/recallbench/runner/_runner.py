@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
@@ -84,6 +85,7 @@ async def run_dataset(
     session_context: bool = True,
     restarts: int = DEFAULT_RESTARTS,
     ingesting: Ingesting | None = None,
+    concurrency: int = 1,
 ) -> Run:
     """Ingest the dataset's documents, then search every query once, in dataset order; for
     a dataset with units, each unit in turn gets a fresh store with only its documents.
@@ -95,10 +97,19 @@ async def run_dataset(
     With ``session_context=False`` every query is asked without its ``session_id`` (a
     copy; the dataset is not changed), so a session-aware system answers each query alone.
 
+    With ``concurrency`` > 1, up to that many queries are out at once when the system says
+    it takes concurrent calls (:func:`width`); the run is the same as a sequential one:
+    results in dataset order, each latency the wall time of its own call, a query's repeats
+    right after it. Queries that carry a session, asked with session context of a system
+    that uses sessions, go one at a time (each is expanded with the ones before it).
+
     A system whose process hung or died says so (``needs_restart``); it is then set up
     afresh with the same documents before the next query, at most ``restarts`` times in
     all, and the run's spec counts the restarts. The query that hit the fault keeps its
-    error (asking it again could hang again).
+    error (asking it again could hang again). With several queries out, a fault cannot be
+    told from its bystanders: the answers from the first one that saw it on are dropped,
+    the system is set up afresh (not counted) and those queries are asked again one at a
+    time, so that errors and restarts fall on the same queries as in a sequential run.
 
     A query whose search raises is recorded with its error and the run goes on; it scores 0.
     Latency is the wall time of the ``search`` call on the monotonic clock (for a replayed
@@ -107,12 +118,11 @@ async def run_dataset(
     """
     if repeat < 1:
         raise ConfigError(f"repeat must be at least 1, not {repeat}")
+    if concurrency < 1:
+        raise ConfigError(f"concurrency must be at least 1, not {concurrency}")
     started = datetime.now(UTC)
-    results: list[QueryResult] = []
-    repeats: list[RepeatedResult] = []
+    state = _State(system, k, repeat, restarts, progress, len(dataset.queries))
     ingest_seconds = 0.0
-    done, total = 0, len(dataset.queries)
-    restarted = 0
     try:
         for documents, queries in _groups(dataset):
             if ingesting is not None:
@@ -120,20 +130,17 @@ async def run_dataset(
             ingest_start = time.perf_counter()
             await _setup(system, documents)
             ingest_seconds += time.perf_counter() - ingest_start
-            for query in queries:
-                if not session_context and query.session_id is not None:
-                    query = query.model_copy(update={"session_id": None})
-                results.append(await _ask(system, query, k))
-                if repeat > 1:
-                    repeats.append(await _repeat(system, query, k, repeat - 1))
-                done += 1
-                if progress is not None:
-                    progress(done, total)
-                if restarted < restarts and getattr(system, "needs_restart", False):
-                    restarted += 1
-                    await _restart(system, documents)
-                # a system that never suspends would hold off Ctrl-C until the run ends
-                await asyncio.sleep(0)
+            if not session_context:
+                queries = [
+                    q.model_copy(update={"session_id": None}) if q.session_id is not None else q
+                    for q in queries
+                ]
+            state.documents = documents
+            wide = width(system, concurrency, queries, session_context)
+            if wide > 1:
+                await state.concurrently(queries, wide)
+            else:
+                await state.in_turn(queries)
     finally:
         await system.close()
     spec = RunSpec(
@@ -147,9 +154,121 @@ async def run_dataset(
         finished_at=datetime.now(UTC),
         ingest_seconds=ingest_seconds,
         replayed_from=getattr(system, "replayed_from", None),
-        restarts=restarted,
+        restarts=state.restarted,
     )
-    return Run(spec=spec, results=tuple(results), repeats=tuple(repeats))
+    return Run(spec=spec, results=tuple(state.results), repeats=tuple(state.repeats))
+
+
+def width(
+    system: SystemUnderTest, concurrency: int, queries: Sequence[Query], session_context: bool
+) -> int:
+    """How many queries may be out at once: ``concurrency``, capped by the system's
+    ``max_concurrency`` (None: no cap; a system without the attribute takes one call at a
+    time); 1 when a query's answer depends on the ones asked before it (session context)."""
+    if concurrency <= 1:
+        return 1
+    sessions = any(query.session_id is not None for query in queries)
+    if sessions and session_context and getattr(system, "accepts_session", False):
+        return 1
+    cap = getattr(system, "max_concurrency", 1)
+    return concurrency if cap is None else max(1, min(concurrency, int(cap)))
+
+
+Answer = tuple[QueryResult, RepeatedResult | None]
+
+
+class _State:
+    """What a run has gathered so far, and how it asks a unit's queries."""
+
+    def __init__(
+        self,
+        system: SystemUnderTest,
+        k: int,
+        repeat: int,
+        restarts: int,
+        progress: Progress | None,
+        total: int,
+    ) -> None:
+        self.system, self.k, self.repeat, self.restarts = system, k, repeat, restarts
+        self.progress, self.total = progress, total
+        self.documents: Sequence[Document] = ()
+        self.results: list[QueryResult] = []
+        self.repeats: list[RepeatedResult] = []
+        self.restarted = 0
+
+    async def answer(self, query: Query) -> Answer:
+        """The query's answer, then its repeats (in a row, as sequentially)."""
+        result = await _ask(self.system, query, self.k)
+        again = (
+            await _repeat(self.system, query, self.k, self.repeat - 1) if self.repeat > 1 else None
+        )
+        return result, again
+
+    def keep(self, answer: Answer) -> None:
+        result, again = answer
+        self.results.append(result)
+        if again is not None:
+            self.repeats.append(again)
+        if self.progress is not None:
+            self.progress(len(self.results), self.total)
+
+    @property
+    def broken(self) -> bool:
+        return bool(getattr(self.system, "needs_restart", False))
+
+    async def after(self) -> None:
+        """What follows each query asked alone: a restart when the system needs one."""
+        if self.restarted < self.restarts and self.broken:
+            self.restarted += 1
+            await _restart(self.system, self.documents)
+
+    async def in_turn(self, queries: Sequence[Query]) -> None:
+        for query in queries:
+            self.keep(await self.answer(query))
+            await self.after()
+            # a system that never suspends would hold off Ctrl-C until the run ends
+            await asyncio.sleep(0)
+
+    async def concurrently(self, queries: Sequence[Query], wide: int) -> None:
+        """Up to ``wide`` queries out at once, kept in order. When an answer comes while the
+        system needs a restart, it and every later one are dropped (forgotten by a
+        recording), the system is set up afresh, and the queries that were out are asked
+        again in turn; then the rest, concurrently again."""
+        position = 0
+        while position < len(queries):
+            if self.restarted >= self.restarts and hasattr(self.system, "needs_restart"):
+                # no restart left: as sequentially, a broken system stays broken
+                await self.in_turn(queries[position:])
+                return
+            pending: deque[asyncio.Task[Answer]] = deque()
+            issued = position
+            try:
+                while position < len(queries):
+                    while issued < len(queries) and len(pending) < wide:
+                        pending.append(asyncio.create_task(self.answer(queries[issued])))
+                        issued += 1
+                    answer = await pending[0]
+                    pending.popleft()
+                    if self.broken:
+                        break
+                    self.keep(answer)
+                    position += 1
+            finally:
+                for task in pending:
+                    task.cancel()
+                if pending:
+                    await asyncio.gather(*pending, return_exceptions=True)
+            if position < len(queries):  # the loop broke: a fault with queries out
+                self._forget(queries[position:issued])
+                await _restart(self.system, self.documents)
+                await self.in_turn(queries[position:issued])
+                position = issued
+
+    def _forget(self, queries: Sequence[Query]) -> None:
+        forget = getattr(self.system, "forget", None)
+        if callable(forget):
+            for query in queries:
+                forget(query.id)
 
 
 async def _setup(system: SystemUnderTest, documents: Sequence[Document]) -> None:

@@ -156,6 +156,10 @@ class BuiltinSystem:
     accepts_session: bool = True
     """Whether the system uses ``Query.session_id`` (checked by ``run --session-lift``)."""
 
+    max_concurrency: int = 1
+    """Searches are computed in one worker thread (the index's connection lives there):
+    calls sent at once would only queue, and each latency would count the wait."""
+
     def __init__(
         self,
         channels: Sequence[str] = CHANNELS,

@@ -66,6 +66,9 @@ def _headers(headers: dict[str, str]) -> dict[str, str]:
 
 
 class HttpSystem:
+    max_concurrency: int | None = None
+    """Requests are independent: the runner may send any number at once (``--concurrency``)."""
+
     def __init__(self, profile: HttpProfile) -> None:
         self.profile, self.name = profile, profile.name
         self._client: httpx.AsyncClient | None = None

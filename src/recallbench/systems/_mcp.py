@@ -96,6 +96,11 @@ class MCPSystem:
         self._broken = False
 
     @property
+    def max_concurrency(self) -> int:
+        """The profile's ``[server] concurrency``: searches the server answers at once."""
+        return self.profile.server.concurrency
+
+    @property
     def needs_restart(self) -> bool:
         """The server stopped answering (a call timed out) or the connection ended."""
         return self._broken

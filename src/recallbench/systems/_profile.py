@@ -52,6 +52,9 @@ class Server(Record):
     env: dict[str, str] = Field(default_factory=dict)
     startup_timeout: float = Field(default=30.0, gt=0)
     call_timeout: float = Field(default=30.0, gt=0)
+    concurrency: int = Field(default=1, ge=1)
+    """How many tool calls the server answers at once: ``run --concurrency N`` sends up to
+    min(N, this) searches at a time. 1 (the default): one call at a time."""
 
     @model_validator(mode="after")
     def _transport_needs(self) -> Server:

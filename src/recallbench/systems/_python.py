@@ -57,9 +57,18 @@ class PythonSystem:
             documents_json = [doc.model_dump(mode="json") for doc in documents]
             await _call(self._worker, made.ingest, documents_json)
 
+    @property
+    def max_concurrency(self) -> int | None:
+        """No cap for an async ``search`` (its awaits interleave on the loop); one call at a
+        time for a plain one (it runs in the system's single worker thread)."""
+        return None if inspect.iscoroutinefunction(self._search) else 1
+
+    @property
+    def _search(self) -> Any:
+        return self._retriever.search if self._retriever is not None else self._factory
+
     async def search(self, query: Query, k: int) -> Sequence[Hit]:
-        search = self._retriever.search if self._retriever is not None else self._factory
-        return to_hits(await _call(self._worker, search, query.text, k), "python")[:k]
+        return to_hits(await _call(self._worker, self._search, query.text, k), "python")[:k]
 
     async def close(self) -> None:
         try:

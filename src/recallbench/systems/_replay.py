@@ -35,11 +35,13 @@ def _text_sha(query: Query) -> str:
 class RecordingSystem:
     """Wraps a system and keeps every answer; :meth:`close` writes the recording at once
     (atomically, so an interrupted run leaves the previous recording intact). A query asked
-    again (``run --repeat``) keeps its first answer, the one the run scores."""
+    again (``run --repeat``) keeps its first answer, the one the run scores. Lines follow
+    the order in which the queries were first asked, even when several were out at once."""
 
     def __init__(self, inner: SystemUnderTest, path: Path) -> None:
         self.inner, self.path, self.name = inner, path, inner.name
-        self._lines: list[str] = []
+        self._lines: dict[str, str] = {}
+        """Query id -> its line ("" while its answer is awaited, or when forgotten)."""
         self._recorded: set[str] = set()
 
     def settings(self) -> dict[str, Any]:
@@ -50,6 +52,18 @@ class RecordingSystem:
         """The wrapped system's: the runner restarts it through this wrapper."""
         return bool(getattr(self.inner, "needs_restart", False))
 
+    @property
+    def max_concurrency(self) -> int | None:
+        """The wrapped system's (recording changes nothing in how it is called)."""
+        cap: int | None = getattr(self.inner, "max_concurrency", 1)
+        return cap
+
+    def forget(self, query_id: str) -> None:
+        """Drop an answer the run did not keep (the runner asks the query again)."""
+        self._recorded.discard(query_id)
+        if query_id in self._lines:
+            self._lines[query_id] = ""
+
     async def setup(self, documents: Sequence[Document]) -> None:
         await self.inner.setup(documents)
 
@@ -57,6 +71,7 @@ class RecordingSystem:
         if query.id in self._recorded:
             return await self.inner.search(query, k)
         self._recorded.add(query.id)
+        self._lines.setdefault(query.id, "")  # its place: the order asked, not answered
         entry: dict[str, Any] = {"query_id": query.id, "text_sha256": _text_sha(query), "k": k}
         before = time.perf_counter_ns()
         try:
@@ -64,20 +79,21 @@ class RecordingSystem:
         except Exception as error:
             entry["latency_ms"] = (time.perf_counter_ns() - before) / 1e6
             entry["error"] = f"{type(error).__name__}: {error}"
-            self._lines.append(json.dumps(entry))
+            self._lines[query.id] = json.dumps(entry)
             raise
         entry["latency_ms"] = (time.perf_counter_ns() - before) / 1e6
         entry["hits"] = [hit.model_dump(mode="json") for hit in hits]
-        self._lines.append(json.dumps(entry))
+        self._lines[query.id] = json.dumps(entry)
         return hits
 
     async def close(self) -> None:
         try:
             await self.inner.close()
         finally:
-            if self._lines:
+            lines = [line for line in self._lines.values() if line]
+            if lines:
                 header = json.dumps({"system": self.name, "settings": self.inner.settings()})
-                atomic_write_text(self.path, "\n".join([header, *self._lines]) + "\n")
+                atomic_write_text(self.path, "\n".join([header, *lines]) + "\n")
 
 
 class ReplaySystem:
@@ -118,6 +134,9 @@ class ReplaySystem:
         entry = self._answers.get(query_id)
         value = None if entry is None else entry.get("latency_ms")
         return float(value) if isinstance(value, int | float) else None
+
+    max_concurrency: int | None = None
+    """Reading answers back takes any number of calls at once."""
 
     async def setup(self, documents: Sequence[Document]) -> None:
         return None
