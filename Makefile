@@ -83,6 +83,7 @@ test-llm: $(VENV)/.installed-dev $(LLM_MODEL)
 # `make test` replays (tests/test_judge_fill.py). Delete the file first to re-record all.
 record-judge-cache: $(VENV)/.installed-dev $(LLM_MODEL)
 	$(BIN)/python tests/llama_server.py record
+	$(BIN)/python tests/llama_server.py record-qa
 
 clean:
 	rm -rf $(VENV) out .cache .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -97,6 +97,19 @@ def llama_server(log: Path) -> Iterator[str]:
             server.wait()
 
 
+QA_CACHE = EXAMPLE / "smollm2-135m.qa.jsonl"
+"""The committed answers and verdicts of the QA examples."""
+LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"
+QA_EXAMPLES = {
+    "bundled": ("--system", "builtin-hybrid", "--k", "5"),
+    "locomo": (
+        "--dataset", f"locomo:{LOCOMO}", "--unit", "conv-30",
+        "--system", "builtin-hybrid", "--k", "5",
+    ),
+}  # fmt: skip
+"""The QA examples: the bundled dataset's questions, and LoCoMo's smallest conversation
+(conv-30, 105 questions), each answered from builtin-hybrid's top 5 memories."""
+
 CALIBRATION_SYSTEMS = ("builtin-lexical", "builtin-hybrid", "builtin-dense")
 CALIBRATION_ARGS = ("--human-sample", "40", "-m", "ndcg@10")
 """The calibration example: every human-labelled pair of the bundled dataset, the three
@@ -125,9 +138,25 @@ def record(cache: Path = CACHE) -> int:
     return max(codes)
 
 
+def record_qa(cache: Path = QA_CACHE) -> int:
+    """Ask the live model for every answer and verdict of the QA examples, into ``cache``."""
+    codes = []
+    with tempfile.TemporaryDirectory() as folder, llama_server(Path(folder) / "server.log") as url:
+        work = Path(folder)
+        config = work / "recallbench.toml"
+        config.write_text(judge_toml(url), encoding="utf-8")
+        for name, args in QA_EXAMPLES.items():
+            command = [
+                sys.executable, "-m", "recallbench", "qa", *args, "--config", str(config),
+                "--judge-cache", str(cache), "--out", str(work / name),
+            ]  # fmt: skip
+            codes.append(subprocess.run(command, check=False).returncode)
+    return max(codes)
+
+
 if __name__ == "__main__":
-    if sys.argv[1:] != ["record"]:
-        sys.exit("usage: python tests/llama_server.py record")
-    code = record()
+    if sys.argv[1:] not in (["record"], ["record-qa"]):
+        sys.exit("usage: python tests/llama_server.py record|record-qa")
+    code = record() if sys.argv[1] == "record" else record_qa()
     # 69: the tiny model's failure rate is above the default limit; the cache is complete
     sys.exit(0 if code in (0, 69) else code)

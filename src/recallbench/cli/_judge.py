@@ -25,6 +25,7 @@ from recallbench.cli._options import (
     out_option,
     quiet_option,
     systems_option,
+    with_judge_cache_options,
     with_store_options,
 )
 from recallbench.cli._run import DEFAULT_K, _one_dataset, _record, make_console, show_progress
@@ -150,18 +151,7 @@ Exit codes: 0 judged; 2 bad input, or --strict and a judgment not in the cache;
     "noise@DEPTH is always added."
 )
 @out_option("Folder for dataset.json, judge.json and judge.md.", DEFAULT_OUT)
-@click.option(
-    "--judge-cache",
-    "cache_spec",
-    metavar="PATH|URL",
-    help="Where judgments are cached and replayed: a .jsonl file (commit it for CI), a "
-    "store URL, or 'none'. Default: the history store.",
-)
-@click.option(
-    "--strict",
-    is_flag=True,
-    help="Replay only: refuse (exit 2) when any judgment is not in the cache; nothing is asked.",
-)
+@with_judge_cache_options
 @config_option
 @with_store_options
 @quiet_option

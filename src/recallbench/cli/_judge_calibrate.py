@@ -9,7 +9,13 @@ import click
 
 from recallbench.cli._errors import EXIT_SERVICE_FAILED, reports_errors, warn
 from recallbench.cli._judge import progress_bar, read_runs
-from recallbench.cli._options import config_option, out_option, quiet_option, store_option
+from recallbench.cli._options import (
+    config_option,
+    out_option,
+    quiet_option,
+    store_option,
+    with_judge_cache_options,
+)
 from recallbench.cli._run import _one_dataset, make_console
 from recallbench.cli._run_io import writable_folder, written
 from recallbench.core import ConfigError
@@ -84,17 +90,6 @@ Exit codes: 0 calibrated; 2 bad input or usage, or --strict found a judgment mis
     help="Measure the runs are ranked by (tau) and estimated with (PPI).",
 )
 @click.option(
-    "--judge-cache",
-    metavar="PATH|URL",
-    help="Where judgments are replayed from and kept: a .jsonl file (committable), a store "
-    "URL, or `none`. Default: the history store (--store).",
-)
-@click.option(
-    "--strict",
-    is_flag=True,
-    help="Replay only: ask the model nothing and exit 2 when any judgment is not cached.",
-)
-@click.option(
     "--human-sample",
     type=click.IntRange(min=2),
     metavar="N",
@@ -117,6 +112,7 @@ Exit codes: 0 calibrated; 2 bad input or usage, or --strict found a judgment mis
     help="Bootstrap resamples of each interval.",
 )
 @out_option("Also write calibration.json and calibration.md into this folder.")
+@with_judge_cache_options
 @config_option
 @store_option
 @quiet_option
@@ -125,7 +121,7 @@ def calibrate(
     run_paths: tuple[Path, ...],
     dataset_spec: str | None,
     measure_name: str,
-    judge_cache: str | None,
+    cache_spec: str | None,
     strict: bool,
     human_sample: int | None,
     seed: int,
@@ -159,7 +155,7 @@ def calibrate(
     console = make_console(quiet)
     task = RelevanceTask()
     inputs = judge_inputs(dataset, pairs.pairs)
-    with open_cache(judge_cache, store_url) as cache:
+    with open_cache(cache_spec, store_url) as cache:
         setup = JudgeSetup(config, cache)
         with progress_bar(console, f"judging with {config.model}") as progress:
             judged = asyncio.run(judge_all(task, inputs, setup, strict=strict, progress=progress))

@@ -13,7 +13,12 @@ from rich.table import Table
 
 from recallbench.cli._errors import EXIT_SERVICE_FAILED, reports_errors, warn
 from recallbench.cli._judge import progress_bar
-from recallbench.cli._options import config_option, quiet_option, store_option
+from recallbench.cli._options import (
+    config_option,
+    quiet_option,
+    store_option,
+    with_judge_cache_options,
+)
 from recallbench.cli._run import make_console
 from recallbench.core import DatasetError, Problem
 from recallbench.core._files import atomic_write_texts
@@ -64,13 +69,7 @@ Exit codes: 0 judged; 2 bad input, or --strict and a judgment not in the cache;
     type=click.Path(dir_okay=False, path_type=Path),
     help="The judgments as JSON Lines. Default: FILE with .judged.jsonl.",
 )
-@click.option(
-    "--judge-cache",
-    "cache_spec",
-    metavar="PATH|URL",
-    help="A .jsonl file, a store URL, or 'none'. Default: the history store.",
-)
-@click.option("--strict", is_flag=True, help="Replay only: refuse when a judgment is not cached.")
+@with_judge_cache_options
 @config_option
 @store_option
 @quiet_option

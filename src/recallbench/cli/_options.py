@@ -69,3 +69,21 @@ def with_store_options(command: F) -> F:
     for option in reversed(store_options):
         command = option(command)
     return command
+
+
+def with_judge_cache_options(command: F) -> F:
+    """``--judge-cache PATH|URL`` into ``cache_spec`` and ``--strict``: where a judge's (or
+    answer model's) calls are cached, and replay-only mode."""
+    strict = click.option(
+        "--strict",
+        is_flag=True,
+        help="Replay only: ask no model and exit 2 when any call is not in the cache (CI).",
+    )
+    cache = click.option(
+        "--judge-cache",
+        "cache_spec",
+        metavar="PATH|URL",
+        help="Where model calls are cached and replayed: a .jsonl file (sorted, to commit "
+        "beside a project), a store URL, or 'none'. Default: the history store.",
+    )
+    return cache(strict(command))

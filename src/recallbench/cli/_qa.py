@@ -21,6 +21,7 @@ from recallbench.cli._options import (
     quiet_option,
     store_option,
     systems_option,
+    with_judge_cache_options,
 )
 from recallbench.cli._run import _one_dataset, _record, _systems, make_console, show_progress
 from recallbench.cli._run_io import writable_folder, written
@@ -82,21 +83,12 @@ Exit codes: 0 scored; 2 bad input, or --strict and an answer or judgment not in 
     "--unit", "units", multiple=True, help="Only these conversations or haystacks (conv-30)."
 )
 @click.option(
-    "--judge-cache",
-    "cache_spec",
-    metavar="PATH|URL",
-    help="Answers and verdicts are cached and replayed here: a .jsonl file, a store URL, "
-    "or 'none'. Default: the history store.",
-)
-@click.option(
-    "--strict", is_flag=True, help="Replay only: refuse when an answer or verdict is not cached."
-)
-@click.option(
     "--previous",
     type=click.Path(dir_okay=False, path_type=Path),
     help="A previous qa.json: report the share of the same strict verdicts.",
 )
 @out_option("Folder for qa.json and qa.md.", DEFAULT_OUT)
+@with_judge_cache_options
 @config_option
 @store_option
 @quiet_option
