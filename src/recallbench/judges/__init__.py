@@ -2,8 +2,9 @@
 with versioned prompts, a cache in the history store that replays judgments, agreement with
 people (kappa, tau) and prediction-powered inference, and cost.
 
-A library so far: `recallbench judge` and the reports and gates that use judged scores are
-not built yet. A failed judgment is never a guess: it scores the neutral 0.5 and is counted.
+The commands on top: `recallbench judge` (fill unjudged results: :func:`fill_unjudged`),
+`judge calibrate` (:func:`calibrate`), `judge task` and `recallbench qa`. A failed
+judgment is never a guess: it scores the neutral 0.5 and is counted.
 
 Names are imported on first use (PEP 562): reading a ``[judge]`` configuration does not
 load the providers, the store or the statistics.
@@ -29,8 +30,15 @@ if TYPE_CHECKING:
         kendall_tau_b,
         tau_interval,
     )
-    from recallbench.judges._cache import JudgeCache, JudgeCacheMissError, cache_key
+    from recallbench.judges._cache import (
+        FileJudgeCache,
+        JudgeCache,
+        JudgeCacheMissError,
+        cache_key,
+    )
+    from recallbench.judges._calibrate import Calibration, calibrate, human_pairs
     from recallbench.judges._config import JudgeConfig, judge_config
+    from recallbench.judges._fill import Filled, Pool, PoolItem, fill_unjudged, unjudged_pool
     from recallbench.judges._judgment import NEUTRAL, JudgeStats, Judgment
     from recallbench.judges._labels import record_llm_labels, resolved_grades
     from recallbench.judges._local import LocalProvider
@@ -46,7 +54,9 @@ if TYPE_CHECKING:
         UnparseableOutputError,
         attempt,
     )
-    from recallbench.judges._run import JudgeRun, judge_many
+    from recallbench.judges._run import JudgeRun, judge_many, judgment_key
+    from recallbench.judges._setup import JudgeSetup, judge_all, open_cache, provider_for
+    from recallbench.judges._summary import JudgeSummary, judge_of, label_counts
     from recallbench.judges._task_kinds import (
         TASKS,
         AnswerInput,
@@ -65,14 +75,19 @@ __all__ = [
     "TASKS",
     "AnswerInput",
     "AnswerTask",
+    "Calibration",
     "Completion",
     "FaithfulnessInput",
     "FaithfulnessTask",
+    "FileJudgeCache",
+    "Filled",
     "JudgeCache",
     "JudgeCacheMissError",
     "JudgeConfig",
     "JudgeRun",
+    "JudgeSetup",
     "JudgeStats",
+    "JudgeSummary",
     "JudgeTask",
     "Judgment",
     "Kappa",
@@ -82,6 +97,8 @@ __all__ = [
     "MergeInput",
     "MergeTask",
     "OpenAIProvider",
+    "Pool",
+    "PoolItem",
     "Provider",
     "ProviderConnectionError",
     "ProviderError",
@@ -95,18 +112,28 @@ __all__ = [
     "attempt",
     "binary_labels",
     "cache_key",
+    "calibrate",
     "classical_mean",
     "cohen_kappa",
     "confusion_matrix",
+    "fill_unjudged",
     "group_agreement",
+    "human_pairs",
+    "judge_all",
     "judge_config",
     "judge_many",
+    "judge_of",
+    "judgment_key",
     "kappa_interval",
     "kendall_tau_b",
+    "label_counts",
+    "open_cache",
     "ppi_mean",
+    "provider_for",
     "record_llm_labels",
     "resolved_grades",
     "tau_interval",
+    "unjudged_pool",
 ]
 
 __getattr__ = lazy_exports(
@@ -114,6 +141,10 @@ __getattr__ = lazy_exports(
     (
         "_agreement",
         "_cache",
+        "_calibrate",
+        "_fill",
+        "_setup",
+        "_summary",
         "_config",
         "_judgment",
         "_labels",
