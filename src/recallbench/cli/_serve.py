@@ -1,0 +1,104 @@
+"""`recallbench serve`: the local dashboard over the history and telemetry store."""
+
+from __future__ import annotations
+
+import socket
+import sys
+
+import click
+
+from recallbench.cli._errors import reports_errors
+from recallbench.cli._options import store_option, workspace_option
+from recallbench.serve._auth import TOKEN_ENV
+
+DEFAULT_PORT = 8770
+HOST = "127.0.0.1"
+
+
+@click.command(
+    epilog=f"""\b
+Examples:
+  recallbench serve                              # the default store, port {DEFAULT_PORT}
+  recallbench serve --store sqlite:///ci/history.db --workspace team-a
+  recallbench serve --annotator alice --dataset agent-memory-sample
+  recallbench serve --port 0                     # any free port
+Open the URL printed at start: it carries the token (?token=...), which the browser then
+keeps in a cookie; without the token every request is refused (403). Only 127.0.0.1
+listens. Pages: runs and trends, compare two runs, shadow tests, the query log and
+feedback, the annotation queue (keys 0-3 grade, s skips, u undoes), blind pairwise
+comparison (keys 1, 2, =) and the judge's agreement with people (kappa, confusion matrix).
+Labels go to the store's judgments table as source manual, with the annotator's name;
+pairwise choices to its pairwise_preferences table.
+""",
+)
+@store_option
+@workspace_option
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=DEFAULT_PORT,
+    show_default=True,
+    help="Port on 127.0.0.1 (0: any free port; the URL says which).",
+)
+@click.option(
+    "--token",
+    envvar=TOKEN_ENV,
+    metavar="TOKEN",
+    help=f"The access token (or ${TOKEN_ENV}; default: a new one, printed at start).",
+)
+@click.option(
+    "--annotator",
+    metavar="NAME",
+    help="Who labels (stored with each label); the annotation pages can change it.",
+)
+@click.option(
+    "--dataset",
+    "dataset_spec",
+    metavar="NAME|PATH",
+    help="Also queue this dataset's pairs for labelling (with its memories' texts) and show "
+    "its query texts beside runs made on it.",
+)
+@reports_errors
+def serve(
+    store_url: str | None,
+    workspace: str,
+    port: int,
+    token: str | None,
+    annotator: str | None,
+    dataset_spec: str | None,
+) -> None:
+    """Serve a local dashboard over the history and telemetry store: runs, trends,
+    comparisons, telemetry and an annotation queue."""
+    import uvicorn
+
+    from recallbench.core import ConfigError
+    from recallbench.online._guard import new_token
+    from recallbench.serve import Dashboard
+    from recallbench.store import open_store
+
+    if token is not None and not token.strip():
+        raise ConfigError(f"the token (--token or ${TOKEN_ENV}) must not be empty")
+    dataset = None
+    if dataset_spec is not None:
+        from recallbench.datasets import load_dataset
+
+        dataset = load_dataset(dataset_spec)
+    token = token.strip() if token else new_token()
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        listener.bind((HOST, port))  # bound here: a taken port is a message, port 0 a choice
+    except OSError as error:
+        listener.close()
+        raise ConfigError(f"--port {port}: cannot listen on {HOST}:{port}: {error}") from None
+    bound = listener.getsockname()[1]
+    with open_store(store_url, workspace) as store, listener:
+        dashboard = Dashboard(store, token, annotator=annotator, dataset=dataset)
+        config = uvicorn.Config(dashboard.app, log_level="warning", timeout_graceful_shutdown=2)
+        url = f"http://{HOST}:{bound}/"
+        print(
+            f"recallbench serve: {store.url} (workspace {store.workspace!r})\n"
+            f"  open {url}?token={token}\n  stop with Ctrl-C",
+            file=sys.stderr,
+            flush=True,
+        )
+        uvicorn.Server(config).run(sockets=[listener])

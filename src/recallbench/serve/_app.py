@@ -1,0 +1,323 @@
+"""The dashboard as a Starlette application: pages rendered on the server from Jinja2
+templates, a little vendored-free JavaScript for the keyboard and Chart.js (the copy the
+HTML reports vendor) for trends. Every request goes through :class:`TokenGate`.
+
+Store calls are blocking (SQLAlchemy Core): GET pages are plain functions, which Starlette
+runs in its thread pool; POST handlers read the form and then do the same.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Route
+from starlette.templating import Jinja2Templates
+
+from recallbench import __version__
+from recallbench.core import ConfigError
+from recallbench.serve import _views
+from recallbench.serve._auth import TokenGate
+from recallbench.serve._preferences import ensure_table
+from recallbench.serve._queue import Queue
+
+if TYPE_CHECKING:
+    from recallbench.core import Dataset
+    from recallbench.store import Store
+
+ANNOTATOR_COOKIE = "recallbench_annotator"
+STATIC = {
+    "chart.js": ("recallbench.report", "static/chart.umd.min.js", "text/javascript"),
+    "serve.js": ("recallbench.serve", "static/serve.js", "text/javascript"),
+    "serve.css": ("recallbench.serve", "static/serve.css", "text/css"),
+}
+"""The files the pages load, by the name they load them under: nothing from a CDN."""
+
+
+@cache
+def _static(name: str) -> tuple[bytes, str]:
+    package, path, media = STATIC[name]
+    return (resources.files(package) / path).read_bytes(), media
+
+
+def _templates() -> Jinja2Templates:
+    import jinja2
+
+    environment = jinja2.Environment(
+        loader=jinja2.PackageLoader("recallbench.serve", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    environment.filters["num"] = _number
+    environment.globals["version"] = __version__
+    return Jinja2Templates(env=environment)
+
+
+def _number(value: float | None, digits: int = 4) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+class Dashboard:
+    """The pages over one store; ``app`` is the ASGI application behind the token."""
+
+    def __init__(
+        self,
+        store: Store,
+        token: str,
+        annotator: str | None = None,
+        dataset: Dataset | None = None,
+    ) -> None:
+        self.store = store
+        self.dataset = dataset
+        self.annotator = annotator
+        self.queue = Queue(store, dataset)
+        self.templates = _templates()
+        ensure_table(store._engine)
+        routes = [
+            Route("/", self.home),
+            Route("/runs/{run_id:int}", self.run),
+            Route("/compare", self.compare),
+            Route("/compare/full", self.compare_full),
+            Route("/shadow", self.shadow),
+            Route("/telemetry", self.telemetry),
+            Route("/telemetry/{query_id:path}", self.telemetry_query),
+            Route("/feedback", self.feedback),
+            Route("/annotate", self.annotate),
+            Route("/annotate/grade", self.grade, methods=["POST"]),
+            Route("/annotate/skip", self.skip, methods=["POST"]),
+            Route("/pairwise", self.pairwise),
+            Route("/pairwise/choose", self.choose, methods=["POST"]),
+            Route("/pairwise/skip", self.skip_pairwise, methods=["POST"]),
+            Route("/undo", self.undo, methods=["POST"]),
+            Route("/annotator", self.set_annotator, methods=["POST"]),
+            Route("/agreement", self.agreement),
+            Route("/static/{name}", self.static),
+        ]
+        self.starlette = Starlette(routes=routes)
+        self.app = TokenGate(self.starlette, token)
+
+    # -- helpers ----------------------------------------------------------------------
+
+    def page(self, request: Request, name: str, status: int = 200, **context: Any) -> Response:
+        context.setdefault("note", request.query_params.get("note", ""))
+        return self.templates.TemplateResponse(
+            request,
+            name,
+            {
+                "store": self.store.url,
+                "workspace": self.store.workspace,
+                "annotator": self.who(request),
+                **context,
+            },
+            status_code=status,
+        )
+
+    def who(self, request: Request) -> str:
+        return request.cookies.get(ANNOTATOR_COOKIE) or self.annotator or ""
+
+    def missing(self, request: Request, message: str) -> Response:
+        return self.page(request, "missing.html.j2", status=404, message=message)
+
+    @staticmethod
+    def back(path: str, note: str = "") -> RedirectResponse:
+        """After a POST, back to a page (303: the browser GETs it)."""
+        return RedirectResponse(path + (f"?{urlencode({'note': note})}" if note else ""), 303)
+
+    # -- pages ------------------------------------------------------------------------
+
+    def home(self, request: Request) -> Response:
+        data = _views.history(self.store)
+        charts = {s["id"]: s["chart"] for s in data["series"]}
+        return self.page(request, "home.html.j2", charts=_views.chart_json(charts), **data)
+
+    def run(self, request: Request) -> Response:
+        try:
+            data = _views.run_detail(self.store, request.path_params["run_id"], self.dataset)
+        except ConfigError as error:
+            return self.missing(request, str(error))
+        return self.page(request, "run.html.j2", **data)
+
+    def compare(self, request: Request) -> Response:
+        runs = [_views.run_summary(run) for run in self.store.runs()]
+        try:
+            first = int(request.query_params.get("a", ""))
+            second = int(request.query_params.get("b", ""))
+        except ValueError:
+            return self.page(request, "compare.html.j2", runs=runs, data=None, full=False)
+        try:
+            data = _views.compare(self.store, first, second, self.dataset)
+        except ConfigError as error:
+            return self.missing(request, str(error))
+        full = _sources(self.store, first, second) is not None
+        return self.page(request, "compare.html.j2", runs=runs, data=data, full=full)
+
+    def compare_full(self, request: Request) -> Response:
+        """comparison.html of report/_html.py, when both runs' recorded sources are
+        report or run files still on disk (the store keeps values, not rankings)."""
+        from recallbench.compare import build_comparison, load_compared
+        from recallbench.measures import parse_measures
+        from recallbench.report._html import dataset_for_texts, render_comparison_html
+
+        try:
+            first = int(request.query_params.get("a", ""))
+            second = int(request.query_params.get("b", ""))
+            paths = _sources(self.store, first, second)
+            if paths is None:
+                return self.missing(request, "the runs' sources are not report files on disk")
+            names = [m for m in self.store.get(first).means if m in self.store.get(second).means]
+            compared = load_compared(paths, parse_measures(names))
+            comparison = build_comparison(compared, names)
+        except (ConfigError, ValueError) as error:
+            return self.missing(request, str(error))
+        dataset = dataset_for_texts(comparison.dataset)
+        return Response(
+            render_comparison_html(comparison, compared, dataset), media_type="text/html"
+        )
+
+    def shadow(self, request: Request) -> Response:
+        return self.page(request, "shadow.html.j2", **_views.shadow(self.store))
+
+    def telemetry(self, request: Request) -> Response:
+        page = _page(request)
+        search = request.query_params.get("q", "")
+        return self.page(request, "telemetry.html.j2", **_views.telemetry(self.store, page, search))
+
+    def telemetry_query(self, request: Request) -> Response:
+        query_id = request.path_params["query_id"]
+        data = _views.telemetry_query(self.store, query_id)
+        if data is None:
+            return self.missing(request, f"no logged query {query_id!r}")
+        return self.page(request, "query.html.j2", **data)
+
+    def feedback(self, request: Request) -> Response:
+        kind = request.query_params.get("kind", "")
+        return self.page(
+            request, "feedback.html.j2", **_views.feedback(self.store, kind, _page(request))
+        )
+
+    def agreement(self, request: Request) -> Response:
+        return self.page(request, "agreement.html.j2", **_views.agreement(self.store))
+
+    def annotate(self, request: Request) -> Response:
+        pair, left, total = self.queue.pending(self.who(request))
+        return self.page(
+            request, "annotate.html.j2", pair=pair, left=left, total=total, dataset=self.dataset
+        )
+
+    def pairwise(self, request: Request) -> Response:
+        item, left, total = self.queue.pending_pairwise(self.who(request))
+        shown = self.queue.shown_first()
+        sides = []
+        if item is not None:
+            sides = [item.first, item.second] if shown == "first" else [item.second, item.first]
+        return self.page(
+            request, "pairwise.html.j2", item=item, sides=sides, shown=shown, left=left, total=total
+        )
+
+    def static(self, request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in STATIC:
+            return PlainTextResponse("not found\n", 404)
+        body, media = _static(name)
+        return Response(body, media_type=media, headers={"cache-control": "no-cache"})
+
+    # -- writes -----------------------------------------------------------------------
+
+    async def grade(self, request: Request) -> Response:
+        form = await request.form()
+        try:
+            grade = int(str(form.get("grade", "")))
+            await run_in_threadpool(
+                self.queue.grade,
+                self.who(request),
+                str(form.get("query_id", "")),
+                str(form.get("doc_id", "")),
+                grade,
+            )
+        except (ConfigError, ValueError) as error:
+            return self.back("/annotate", str(error))
+        return self.back("/annotate")
+
+    async def skip(self, request: Request) -> Response:
+        form = await request.form()
+        key = (str(form.get("query_id", "")), str(form.get("doc_id", "")))
+        try:
+            await run_in_threadpool(self.queue.skip, self.who(request), key)
+        except ConfigError as error:
+            return self.back("/annotate", str(error))
+        return self.back("/annotate")
+
+    async def choose(self, request: Request) -> Response:
+        form = await request.form()
+        shown = str(form.get("shown", ""))
+        try:
+            await run_in_threadpool(
+                self.queue.prefer,
+                self.who(request),
+                str(form.get("item", "")),
+                str(form.get("choice", "")),
+                shown,  # checked by prefer
+            )
+        except ConfigError as error:
+            return self.back("/pairwise", str(error))
+        return self.back("/pairwise")
+
+    async def skip_pairwise(self, request: Request) -> Response:
+        form = await request.form()
+        try:
+            await run_in_threadpool(
+                self.queue.skip, self.who(request), (str(form.get("item", "")),), True
+            )
+        except ConfigError as error:
+            return self.back("/pairwise", str(error))
+        return self.back("/pairwise")
+
+    async def undo(self, request: Request) -> Response:
+        form = await request.form()
+        where = "/pairwise" if form.get("next") == "pairwise" else "/annotate"
+        try:
+            action = await run_in_threadpool(self.queue.undo, self.who(request))
+        except ConfigError as error:
+            return self.back(where, str(error))
+        if action is None:
+            return self.back(where, "nothing to undo")
+        what = {"grade": "label", "prefer": "choice"}.get(action.kind, "skip")
+        return self.back(where, f"undone: the {what} of {' / '.join(action.key)}")
+
+    async def set_annotator(self, request: Request) -> Response:
+        form = await request.form()
+        name = str(form.get("annotator", "")).strip()
+        where = "/pairwise" if form.get("next") == "pairwise" else "/annotate"
+        response = self.back(where)
+        if name:
+            response.set_cookie(ANNOTATOR_COOKIE, name, httponly=True, samesite="strict")
+        return response
+
+
+def _page(request: Request) -> int:
+    try:
+        return max(0, int(request.query_params.get("page", "0")))
+    except ValueError:
+        return 0
+
+
+def _sources(store: Store, first: int, second: int) -> list[Any] | None:
+    """The runs' recorded sources as paths, when both are files or folders on disk."""
+    from pathlib import Path
+
+    paths = []
+    for run_id in (first, second):
+        try:
+            source = store.get(run_id).source
+        except ConfigError:
+            return None
+        if not source or not Path(source).exists():
+            return None
+        paths.append(Path(source))
+    return paths

@@ -1,0 +1,378 @@
+"""What each dashboard page shows, read from the store: plain dicts and lists for the
+templates (and for the charts, embedded as JSON)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from sqlalchemy import Integer, cast, func, select
+
+from recallbench.store._engine import transaction
+from recallbench.store._tables import ab_tests, eval_queries, shadow_runs
+
+if TYPE_CHECKING:
+    from recallbench.core import Dataset
+    from recallbench.report._intervals import Scale
+    from recallbench.store import Store, StoredRun
+
+SERIES_RUNS = 20
+"""Newest runs per series in the trend (as `recallbench history`)."""
+CHART_MEASURES = 6
+"""Measures drawn in a series' trend chart (all are in its table)."""
+PAGE = 50
+"""Rows per page of the query log and of the feedback events."""
+RESAMPLES = 10_000
+
+
+def _scales(names: list[str]) -> dict[str, Scale | str]:
+    """How each measure's mean is resampled, by name (as `recallbench history`)."""
+    from recallbench.core._errors import RecallbenchError
+    from recallbench.measures import parse_measures
+    from recallbench.report._intervals import interval_scale
+
+    scales: dict[str, Scale | str] = {}
+    for name in names:
+        try:
+            scales[name] = interval_scale(parse_measures([name])[0])
+        except RecallbenchError:  # a plugin's measure no longer installed
+            scales[name] = "an unknown measure: no interval"
+    return scales
+
+
+def run_summary(run: StoredRun) -> dict[str, Any]:
+    """A run's fields as the templates show them."""
+    fields = asdict(run)
+    fields["created"] = f"{run.created_at:%Y-%m-%d %H:%M}"
+    fields["sha"] = run.dataset_sha256[:8]
+    return fields
+
+
+def history(store: Store) -> dict[str, Any]:
+    """Every series (one system on one dataset fingerprint): its runs, oldest first, and
+    per measure the means, each run's interval and the test of each change."""
+    from recallbench.report._changes import series_statistics
+
+    runs = store.runs()
+    grouped: dict[tuple[str, str], list[StoredRun]] = {}
+    for run in runs:  # newest first
+        grouped.setdefault((run.system, run.dataset_sha256), []).append(run)
+    series = []
+    for index, newest_first in enumerate(grouped.values()):
+        oldest = newest_first[:SERIES_RUNS][::-1]
+        last = oldest[-1]
+        measures = list(last.means)
+        values = [store.query_values(run.id) for run in oldest]
+        stats = series_statistics(values, _scales(measures))
+        rows = []
+        for measure in measures:
+            means = [run.means.get(measure) for run in oldest]
+            interval = stats.intervals[measure][-1]
+            changes = stats.changes.get(measure, [])
+            change = changes[-1] if changes else None
+            rows.append(
+                {
+                    "measure": measure,
+                    "means": means,
+                    "first": next((m for m in means if m is not None), None),
+                    "last": means[-1],
+                    "low": interval.low,
+                    "high": interval.high,
+                    "change": change.delta if change else None,
+                    "p": change.p_holm if change else None,
+                    "significant": sum(c.significant for c in changes),
+                    "higher_is_better": last.higher_is_better.get(measure, True),
+                    "intervals": [[i.low, i.high] for i in stats.intervals[measure]],
+                }
+            )
+        series.append(
+            {
+                "id": f"s{index}",
+                "title": f"{last.system} on {last.dataset_name} {last.dataset_version}",
+                "sha": last.dataset_sha256[:8],
+                "runs": [run_summary(run) for run in oldest],
+                "total": len(newest_first),
+                "rows": rows,
+                "method": stats.method,
+                "chart": {
+                    "labels": [f"#{run.id}" for run in oldest],
+                    "lines": [
+                        {"label": r["measure"], "data": r["means"], "intervals": r["intervals"]}
+                        for r in rows[:CHART_MEASURES]
+                    ],
+                },
+            }
+        )
+    return {"series": series, "runs": [run_summary(run) for run in runs]}
+
+
+def run_detail(store: Store, run_id: int, dataset: Dataset | None) -> dict[str, Any]:
+    """One run: its summary, and every query's values (with its text when the dataset
+    given to the dashboard is the run's)."""
+    run = store.get(run_id)
+    values = store.query_values(run_id)
+    groups = _query_groups(store, run_id)
+    texts = _query_texts(dataset, run.dataset_sha256)
+    series = [r for r in store.runs(system=run.system) if r.dataset_sha256 == run.dataset_sha256]
+    older = [r for r in series if (r.created_at, r.id) < (run.created_at, run.id)]
+    return {
+        "run": run_summary(run),
+        "measures": list(run.means),
+        "queries": [
+            {"id": query, "text": texts.get(query), **groups.get(query, {}), "values": per}
+            for query, per in values.items()
+        ],
+        "previous": older[0].id if older else None,
+    }
+
+
+def _query_groups(store: Store, run_id: int) -> dict[str, dict[str, Any]]:
+    columns = (eval_queries.c.query_id, eval_queries.c.category, eval_queries.c.intent)
+    query = select(*columns, eval_queries.c.status, eval_queries.c.latency_ms).where(
+        eval_queries.c.run_id == run_id, eval_queries.c.workspace_id == store.workspace
+    )
+    with transaction(store._engine) as connection:
+        return {
+            row.query_id: {
+                "category": row.category,
+                "intent": row.intent,
+                "status": row.status,
+                "latency": row.latency_ms,
+            }
+            for row in connection.execute(query)
+        }
+
+
+def _query_texts(dataset: Dataset | None, sha256: str) -> dict[str, str]:
+    if dataset is None or dataset.sha256 != sha256:
+        return {}
+    return {query.id: query.text for query in dataset.queries}
+
+
+def compare(store: Store, first_id: int, second_id: int, dataset: Dataset | None) -> dict[str, Any]:
+    """Two runs on the queries both scored: per measure the paired difference (second -
+    first) with its interval, the randomisation test (Holm over the measures) and wins /
+    ties / losses; and every query's values side by side."""
+    from recallbench.compare._family import verdict
+    from recallbench.stats._multiple import adjust
+    from recallbench.stats._paired import PairedSettings, paired_results
+
+    first, second = store.get(first_id), store.get(second_id)
+    out: dict[str, Any] = {"first": run_summary(first), "second": run_summary(second)}
+    if first.dataset_sha256 != second.dataset_sha256:
+        out["refused"] = (
+            f"run #{first.id} is on {first.dataset_name} ({first.dataset_sha256[:8]}) and "
+            f"#{second.id} on {second.dataset_name} ({second.dataset_sha256[:8]}): "
+            "different datasets, so no query is paired"
+        )
+        return out
+    measures = [m for m in first.means if m in second.means]
+    a, b = store.query_values(first.id), store.query_values(second.id)
+    settings = PairedSettings(resamples=RESAMPLES)
+    paired: list[tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]] = []
+    for measure in measures:
+        both = [
+            (x, y)
+            for query, values in a.items()
+            if (x := values.get(measure)) is not None
+            and (y := b.get(query, {}).get(measure)) is not None
+        ]
+        data = np.array(both, dtype=np.float64).reshape(-1, 2)
+        paired.append((data[:, 0], data[:, 1]))
+    better = [first.higher_is_better.get(m, True) for m in measures]
+    results = paired_results([p[0] for p in paired], [p[1] for p in paired], better, settings)
+    held = adjust([r.p_randomisation for r in results], "holm")
+    rows = [
+        {
+            "measure": measure,
+            **asdict(result),
+            "p_holm": p,
+            "verdict": verdict(result.delta, p, up, settings.alpha) if result.n else "not tested",
+        }
+        for measure, result, p, up in zip(measures, results, held, better, strict=True)
+    ]
+    texts = _query_texts(dataset, first.dataset_sha256)
+    queries = []
+    for query, values in a.items():
+        other = b.get(query)
+        if other is None:
+            continue
+        cells = {m: (values.get(m), other.get(m)) for m in measures}
+        differs = any(x != y for x, y in cells.values())
+        queries.append({"id": query, "text": texts.get(query), "cells": cells, "differs": differs})
+    out.update(
+        measures=measures,
+        rows=rows,
+        queries=queries,
+        only_first=len(set(a) - set(b)),
+        only_second=len(set(b) - set(a)),
+        method=settings.describe()["interval"]
+        + "; "
+        + settings.describe()["randomisation"]
+        + f"; Holm-corrected over the {len(measures)} measures",
+        alpha=settings.alpha,
+    )
+    return out
+
+
+def shadow(store: Store) -> dict[str, Any]:
+    """A/B tests and their shadow runs: per test (and for shadow runs outside any test)
+    the number of shadowed queries, how often the top result changed, mean Kendall's tau
+    and Jaccard overlap, and both sides' mean latency."""
+    where = shadow_runs.c.workspace_id == store.workspace
+    columns = (
+        shadow_runs.c.ab_test_id,
+        func.count(),
+        func.avg(shadow_runs.c.kendall_tau),
+        func.avg(shadow_runs.c.jaccard),
+        func.sum(func.coalesce(cast(shadow_runs.c.top1_changed, Integer), 0)),
+        func.avg(shadow_runs.c.control_latency_ms),
+        func.avg(shadow_runs.c.treatment_latency_ms),
+        func.min(shadow_runs.c.created_at),
+        func.max(shadow_runs.c.created_at),
+    )
+    with transaction(store._engine) as connection:
+        tests = (
+            connection.execute(
+                select(ab_tests)
+                .where(ab_tests.c.workspace_id == store.workspace)
+                .order_by(ab_tests.c.created_at.desc())
+            )
+            .mappings()
+            .all()
+        )
+        shadows = connection.execute(
+            select(*columns).where(where).group_by(shadow_runs.c.ab_test_id)
+        ).all()
+    summary = {
+        row[0]: {
+            "queries": row[1],
+            "tau": row[2],
+            "jaccard": row[3],
+            "top1_changed": (row[4] or 0) / row[1] if row[1] else None,
+            "control_ms": row[5],
+            "treatment_ms": row[6],
+            "since": row[7],
+            "until": row[8],
+        }
+        for row in shadows
+    }
+    return {
+        "tests": [{**dict(test), "shadow": summary.pop(test["id"], None)} for test in tests],
+        "untested": summary.get(None),
+        "orphans": {key: value for key, value in summary.items() if key is not None},
+    }
+
+
+def telemetry(store: Store, page: int, search: str) -> dict[str, Any]:
+    """The query log, newest first, a page at a time (filtered by words of the query),
+    with each query's feedback counted by kind; and every feedback kind's total."""
+    log = store.query_log()[::-1]
+    if search:
+        words = search.casefold().split()
+        log = [e for e in log if all(w in e.text.casefold() for w in words)]
+    shown = log[page * PAGE : (page + 1) * PAGE]
+    feedback = store.feedback([e.query_id for e in shown]) if shown else []
+    kinds: dict[str, Counter[str]] = {}
+    for event in feedback:
+        kinds.setdefault(event.query_id, Counter())[event.kind] += 1
+    totals = Counter(event.kind for event in store.feedback())
+    return {
+        "entries": [
+            {
+                "id": e.query_id,
+                "text": e.text,
+                "created": f"{e.created_at:%Y-%m-%d %H:%M:%S}",
+                "mode": e.mode or e.tool,
+                "results": len(e.results),
+                "latency": e.latency_ms,
+                "golden": e.golden,
+                "feedback": dict(kinds.get(e.query_id, {})),
+            }
+            for e in shown
+        ],
+        "total": len(log),
+        "page": page,
+        "pages": max(1, -(-len(log) // PAGE)),
+        "search": search,
+        "totals": dict(totals),
+    }
+
+
+def telemetry_query(store: Store, query_id: str) -> dict[str, Any] | None:
+    """One logged query: its results with texts and channels, its feedback and labels."""
+    entry = next((e for e in store.query_log() if e.query_id == query_id), None)
+    if entry is None:
+        return None
+    labels: dict[str, list[dict[str, Any]]] = {}
+    for label in store.judgments([query_id]):
+        labels.setdefault(label.doc_id, []).append(
+            {"grade": label.grade, "source": label.source, "annotator": label.annotator}
+        )
+    channels = {
+        doc: [n for n, ids in entry.channels.items() if doc in ids] for doc in entry.results
+    }
+    return {
+        "entry": entry,
+        "created": f"{entry.created_at:%Y-%m-%d %H:%M:%S}",
+        "results": [
+            {
+                "rank": rank,
+                "id": doc,
+                "text": entry.texts.get(doc),
+                "channels": channels[doc],
+                "labels": labels.get(doc, []),
+            }
+            for rank, doc in enumerate(entry.results, 1)
+        ],
+        "feedback": store.feedback([query_id]),
+    }
+
+
+def feedback(store: Store, kind: str, page: int) -> dict[str, Any]:
+    """Feedback events, newest first, a page at a time (of one kind when given)."""
+    from recallbench.store import FEEDBACK_KINDS
+
+    events = store.feedback()[::-1]
+    if kind:
+        events = [e for e in events if e.kind == kind]
+    return {
+        "events": events[page * PAGE : (page + 1) * PAGE],
+        "total": len(events),
+        "page": page,
+        "pages": max(1, -(-len(events) // PAGE)),
+        "kind": kind,
+        "kinds": FEEDBACK_KINDS,
+    }
+
+
+def agreement(store: Store) -> dict[str, Any]:
+    """The judge (source ``llm``) against people (``manual``) on the pairs both labelled:
+    Cohen's kappa (unweighted and quadratic) and the confusion matrix, people in rows."""
+    from recallbench.judges._agreement import GRADES, cohen_kappa, confusion_matrix
+
+    judge = {(j.query_id, j.doc_id): j.grade for j in store.judgments(source="llm")}
+    human = {(j.query_id, j.doc_id): j.grade for j in store.judgments(source="manual")}
+    both = [key for key in human if key in judge]
+    out: dict[str, Any] = {"judge": len(judge), "human": len(human), "both": len(both)}
+    if not both:
+        return out
+    people, judged = [human[k] for k in both], [judge[k] for k in both]
+    out.update(
+        kappa=cohen_kappa(people, judged),
+        quadratic=cohen_kappa(people, judged, weighting="quadratic"),
+        matrix=confusion_matrix(people, judged).tolist(),
+        grades=GRADES,
+        agreement=sum(p == j for p, j in zip(people, judged, strict=True)) / len(both),
+    )
+    return out
+
+
+def chart_json(data: object) -> str:
+    """``data`` as JSON safe inside a ``<script>`` element (the report pages' escaping)."""
+    from recallbench.report._html import embed_json
+
+    return embed_json(json.loads(json.dumps(data, default=str)))
