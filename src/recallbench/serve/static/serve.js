@@ -35,7 +35,9 @@
       const rows = table.querySelectorAll("tbody tr");
       const shown = only.checked ? table.querySelectorAll('tbody tr[data-differs="yes"]').length : rows.length;
       count.textContent = shown + " of " + rows.length + " queries";
-      history.replaceState(null, "", only.checked ? "#different" : "#");
+      // the filter's state in the URL, so that a reload or a shared link keeps it
+      const plain = location.pathname + location.search;
+      history.replaceState(null, "", only.checked ? plain + "#different" : plain);
     };
     only.checked = location.hash === "#different";
     only.addEventListener("change", update);
