@@ -7,8 +7,10 @@ Answers are read with the same selectors as MCP results.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
+import sys
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -21,6 +23,16 @@ from recallbench.systems._answers import fill, select
 from recallbench.systems._profile import ProfileName, Results
 
 _ENV = re.compile(r"\$\{(\w+)\}")
+
+
+def _no_sniffio_search() -> None:
+    """httpcore tries ``import sniffio`` for every lock it makes (a few per request); when
+    sniffio is not installed each try searches the whole ``sys.path`` again (failed imports
+    are not cached), about a third of a request's CPU time. Marking it absent in
+    ``sys.modules`` makes the same ImportError immediate; httpcore then assumes asyncio,
+    as it did."""
+    if "sniffio" not in sys.modules and importlib.util.find_spec("sniffio") is None:
+        sys.modules["sniffio"] = None  # type: ignore[assignment]
 
 
 class Endpoint(Record):
@@ -84,6 +96,7 @@ class HttpSystem:
     async def setup(self, documents: Sequence[Document]) -> None:
         await self.close()  # a second setup starts from a fresh store
         http = self.profile.http
+        _no_sniffio_search()
         self._client = httpx.AsyncClient(
             base_url=http.base_url, timeout=self.call_timeout, headers=_headers(http.headers)
         )
