@@ -284,3 +284,18 @@ def test_the_command_refuses_a_taken_port_and_an_empty_token(tmp_path: Path) -> 
     assert result.exit_code != 0 and f"cannot listen on 127.0.0.1:{port}" in result.output
     result = CliRunner().invoke(serve, [*store, "--token", "  "])
     assert result.exit_code != 0 and "must not be empty" in result.output
+    result = CliRunner().invoke(serve, [*store, "--token", "a b;c"])
+    assert result.exit_code != 0 and "letters, digits" in result.output
+
+
+def test_listing_the_command_loads_no_web_framework() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, recallbench.cli._serve; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & "
+        "{'starlette', 'uvicorn', 'jinja2', 'sqlalchemy'}))"
+    )
+    output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert output.stdout.strip() == "[]", output.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import socket
 import sys
 
@@ -13,6 +14,7 @@ from recallbench.serve._auth import TOKEN_ENV
 
 DEFAULT_PORT = 8770
 HOST = "127.0.0.1"
+TOKEN_CHARACTERS = re.compile(r"[A-Za-z0-9._~-]+")
 
 
 @click.command(
@@ -78,6 +80,11 @@ def serve(
 
     if token is not None and not token.strip():
         raise ConfigError(f"the token (--token or ${TOKEN_ENV}) must not be empty")
+    if token is not None and not TOKEN_CHARACTERS.fullmatch(token.strip()):
+        # it travels in a URL and a cookie: other characters would need escaping in both
+        raise ConfigError(
+            f"the token (--token or ${TOKEN_ENV}) may hold letters, digits and . _ ~ - only"
+        )
     dataset = None
     if dataset_spec is not None:
         from recallbench.datasets import load_dataset
