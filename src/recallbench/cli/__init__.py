@@ -28,6 +28,7 @@ COMMANDS = {
     "judge": ("recallbench.cli._judge", "judge"),
     "qa": ("recallbench.cli._qa", "qa"),
     "proxy": ("recallbench.cli._proxy", "proxy"),
+    "serve": ("recallbench.cli._serve", "serve"),
     "datasets": ("recallbench.cli._datasets", "datasets"),
     "systems": ("recallbench.cli._systems", "systems"),
     "measures": ("recallbench.cli._measures", "measures"),
