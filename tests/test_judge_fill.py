@@ -325,3 +325,36 @@ def test_the_committed_live_model_cache_replays_the_example_identically(tmp_path
     failed = sum(1 for pair in report["judgments"] if pair["failure"] is not None)
     assert report["judge"]["judged"] - report["judge"]["labelled"] == failed
     assert result.exit_code == (69 if report["judge"]["unreliable"] else 0)
+
+
+def test_the_committed_cache_replays_calibration_on_people_s_labels(tmp_path: Path) -> None:
+    """`judge calibrate` on the bundled dataset's human labels, from SmolLM2-135M's
+    recorded answers: kappa, the confusion matrix and tau with intervals, nothing asked."""
+    from llama_server import CALIBRATION_ARGS, CALIBRATION_SYSTEMS
+
+    runs = tmp_path / "runs"
+    made = CliRunner().invoke(
+        main,
+        ["run", *(f"--system={s}" for s in CALIBRATION_SYSTEMS), "--no-store", "-q",
+         "--out", str(runs)],
+    )  # fmt: skip
+    assert made.exit_code == 0, made.output
+    cache = tmp_path / "cache.jsonl"
+    shutil.copy(CACHE, cache)
+    config = tmp_path / "recallbench.toml"
+    config.write_text(judge_toml(f"http://127.0.0.1:{free_port()}/v1"), encoding="utf-8")
+    result = CliRunner().invoke(
+        main,
+        ["judge", "calibrate", *(str(runs / s) for s in CALIBRATION_SYSTEMS),
+         *CALIBRATION_ARGS, "--config", str(config), "--judge-cache", str(cache), "--strict",
+         "--out", str(tmp_path / "out")],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    calibration = json.loads((tmp_path / "out" / "calibration.json").read_text())
+    assert calibration["coverage"]["pairs"] == 375
+    assert "κ" in result.output and "0 made" in result.output
+    assert any(k["low"] is not None and k["high"] is not None for k in calibration["kappas"])
+    assert len(calibration["confusion"]) == 4
+    ranking = calibration["ranking"]
+    assert ranking["tau"] is not None and len(ranking["systems"]) == 3
+    assert cache.read_bytes() == CACHE.read_bytes()
