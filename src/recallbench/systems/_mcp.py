@@ -61,6 +61,17 @@ async def wait_for_listener(
         return
 
 
+def profile_settings(profile: Profile) -> dict[str, Any]:
+    """The profile as recorded in a run's settings; keys added later are left out while
+    they hold their defaults, so that runs of an unchanged profile record the same."""
+    settings = profile.model_dump(mode="json")
+    if profile.reset is None:
+        del settings["reset"]
+    if profile.server.concurrency == 1:
+        del settings["server"]["concurrency"]
+    return settings
+
+
 def _connection_lost(error: Exception) -> bool:
     """The SDK's error for a connection that ended (the server exited, or its output
     closed): no later call can succeed on it."""
@@ -90,6 +101,8 @@ class MCPSystem:
         self._kept: Path | None = None
         self._process: asyncio.subprocess.Process | None = None
         self._ids: set[str] = set()
+        self._ingested: list[str] = []
+        """Ids ingested since the server started or its store was emptied (``{ids}``)."""
         self.call_timeout = profile.server.call_timeout
         """Seconds a tool call may take (the profile's ``call_timeout``; ``run --timeout``)."""
         self._guard: GuardedReadStream | None = None
@@ -107,7 +120,7 @@ class MCPSystem:
 
     def settings(self) -> dict[str, Any]:
         return {
-            "profile": self.profile.model_dump(mode="json"),
+            "profile": profile_settings(self.profile),
             "transport": self.profile.server.transport,
             "ranked": self.profile.results.ranked,
             "unmatched_results": self.unmatched,
@@ -115,6 +128,9 @@ class MCPSystem:
         }
 
     async def setup(self, documents: Sequence[Document]) -> None:
+        if await self._emptied():  # the next unit: same server, empty store
+            await self._ingest(documents)
+            return
         await self.close()  # a second setup starts from a fresh store
         self._broken = False
         require_installed(self.profile)
@@ -146,7 +162,9 @@ class MCPSystem:
             raise SystemUnderTestError(
                 f"{self.name}: server failed to start: {error}{log}"
             ) from None
-        for tool in (self.profile.ingest.tool, self.profile.search.tool):
+        reset = self.profile.reset
+        needed = [self.profile.ingest.tool, self.profile.search.tool]
+        for tool in needed + ([reset.tool] if reset is not None and reset.tool else []):
             if tool not in tools:
                 await self.close()
                 raise SystemUnderTestError(
@@ -216,8 +234,32 @@ class MCPSystem:
             return ""
         return (" (server said: " + " / ".join(lines) + ")") if lines else ""
 
+    async def _emptied(self) -> bool:
+        """Empty the running server's store with the profile's ``[reset]``; False (the
+        caller restarts the server) when there is none, nothing is running, the server
+        broke, the store is to be kept (``keep``, ``store_dir``), or emptying failed."""
+        reset = self.profile.reset
+        if reset is None or self._session is None or self._broken or self.keep:
+            return False
+        if self.store_dir is not None or self._workdir is None:
+            return False
+        try:
+            if reset.tool is not None:
+                await self._call(reset.tool, fill(reset.arguments, {"ids": self._ingested}))
+            for pattern in reset.files:
+                for path in self._workdir.glob(pattern):
+                    if path.is_dir():
+                        shutil.rmtree(path)
+                    else:
+                        path.unlink()
+        except Exception:  # a fresh server instead
+            return False
+        self._ingested = []
+        return not self._broken
+
     async def _ingest(self, documents: Sequence[Document]) -> None:
         ingest = self.profile.ingest
+        self._ingested.extend(doc.id for doc in documents)
         self._ids = {doc.id for doc in documents}
         self._by_content = {normalise(doc.text): doc.id for doc in documents}
         self._contents = list(self._by_content)
@@ -308,6 +350,7 @@ class MCPSystem:
         return self._by_content[best[0]] if best else None
 
     async def close(self) -> None:
+        self._ingested = []
         stack, self._stack, self._session = self._stack, None, None
         self._guard = None
         process, self._process = self._process, None

@@ -102,6 +102,28 @@ class Results(Record):
     """Regular expressions that mark a text answer as an error even if is_error is false."""
 
 
+class Reset(Record):
+    """How to empty the server's store between units (LongMemEval: one haystack per
+    question) without restarting it; without ``[reset]``, each unit gets a new server."""
+
+    tool: str | None = None
+    """A tool that deletes what was ingested (basic-memory's ``delete_note`` of the notes'
+    folder), called with ``arguments``."""
+    arguments: dict[str, JsonValue] = Field(default_factory=dict)
+    """``{ids}`` is replaced by the list of the ids ingested since the server started or
+    was last emptied."""
+    files: list[str] = Field(default_factory=list)
+    """Glob patterns under ``{workdir}``: files (or folders) deleted between units, when no
+    call is out, for a server that reads its store from them on every call and keeps
+    nothing of it in memory (server-memory's JSON-lines file)."""
+
+    @model_validator(mode="after")
+    def _something(self) -> Reset:
+        if self.tool is None and not self.files:
+            raise ValueError("[reset] needs a tool or files")
+        return self
+
+
 class ReadTool(Record):
     tool: str
     """A tool that reads memories by id (server-memory's ``open_nodes``)."""
@@ -131,6 +153,7 @@ class Profile(Record):
     ingest: Ingest
     search: Search
     results: Results = Field(default_factory=Results)
+    reset: Reset | None = None
     proxy: ProxyRules = Field(default_factory=ProxyRules)
 
 
