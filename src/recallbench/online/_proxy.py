@@ -23,7 +23,8 @@ found as the MCP adapter finds them (``[results]``), their ids and texts at ``[p
 and ``[proxy].text`` (default ``[results].id`` and ``.text``); a profile without an id path
 (servers that answer with text only) identifies a hit by its text (:func:`text_id`).
 Without a profile (``-- COMMAND``) nothing is logged. Logging can never fail a call: its
-errors go to standard error.
+errors go to standard error. It happens in a thread of its own (:class:`Observer`), in the
+order the calls were answered, after the answer has gone back.
 
 Sessions: one per connection: the whole process over stdio; over Streamable HTTP, one per
 ``Mcp-Session-Id`` (requests without one share a session). A session ends when the proxy
@@ -32,9 +33,12 @@ stops, or after ``SESSION_IDLE`` seconds without a request (HTTP).
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import queue
 import re
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
@@ -150,6 +154,64 @@ class ProxySession:
     seen: float = field(default_factory=time.monotonic)
 
 
+OBSERVE_QUEUE = 10_000
+"""Calls waiting to be logged, at most; beyond, a call is answered but not logged (counted)."""
+
+
+class Observer:
+    """Logs calls in a thread of its own, in the order they were answered, so that the
+    answer goes back to the agent without waiting for it (parsing the hits, the feedback
+    rules, queueing the records: a third of a millisecond per search, more under load).
+
+    The queue is bounded: when it is full the call is not logged (counted in ``dropped``,
+    said once on standard error) rather than held up. A job's error is the proxy's
+    warning, never the agent's."""
+
+    def __init__(self, size: int = OBSERVE_QUEUE) -> None:
+        self._jobs: queue.Queue[Callable[[], None] | None] = queue.Queue(size)
+        self._thread: threading.Thread | None = None
+        self.dropped = 0
+
+    def submit(self, job: Callable[[], None]) -> None:
+        """Queue ``job``; drop it (counted) when the queue is full."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._serve, name="proxy-log", daemon=True)
+            self._thread.start()
+        try:
+            self._jobs.put_nowait(job)
+        except queue.Full:
+            self.dropped += 1
+            if self.dropped == 1:
+                warn(f"calls arrive faster than they can be logged; {OBSERVE_QUEUE:,} wait")
+
+    def wait(self) -> None:
+        """Return once every job queued so far is done (what a later call relies on)."""
+        if self._thread is not None:
+            self._jobs.join()
+
+    def stop(self) -> None:
+        """Do what is queued, then end the thread. Calling it again does nothing."""
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            self._jobs.put(None)
+            thread.join()
+        if self.dropped:
+            warn(f"{self.dropped} calls were not logged (the log queue was full)")
+            self.dropped = 0
+
+    def _serve(self) -> None:
+        while True:
+            job = self._jobs.get()
+            try:
+                if job is None:
+                    return
+                job()
+            except Exception as error:  # logging must never stop the proxy
+                warn(f"could not log a call: {type(error).__name__}: {error}")
+            finally:
+                self._jobs.task_done()
+
+
 CLOSE_TIMEOUT = 5.0
 """Seconds the proxy waits at exit for the store to take the queued records."""
 
@@ -211,6 +273,7 @@ class Proxy:
         self.validate_tool = validate_tool
         self.sessions: dict[str | None, ProxySession] = {}
         self.verbatim = Verbatim(upstream.initialized.protocol_version)
+        self.observer = Observer()
 
     async def check_tools(self) -> None:
         """Refuse to serve (SystemUnderTestError) when the server lacks the profile's search
@@ -272,15 +335,33 @@ class Proxy:
 
         session = self._session(ctx)
         if self.validate_tool and params.name == VALIDATE_TOOL:
+            self.observer.wait()  # the searches it may refer to are logged first
             return self._validate(session, params.arguments or {})
         started, clock = time.perf_counter(), time.monotonic()
         answer = await self.upstream.request(types.CallToolRequest(params=params))
         latency_ms = (time.perf_counter() - started) * 1000
-        try:
-            self._observe(session, params.name, params.arguments or {}, answer, clock, latency_ms)
-        except Exception as error:  # logging must never fail the agent's call
-            warn(f"could not log the call of {params.name}: {type(error).__name__}: {error}")
+        if self.watch.search_tool is not None:  # a profile: something to recognise
+            arguments = params.arguments or {}
+            self.observer.submit(
+                functools.partial(
+                    self._observe_safely, session, params.name, arguments, answer, clock, latency_ms
+                )
+            )
         return self.verbatim.keep(ctx, answer)
+
+    def _observe_safely(
+        self,
+        session: ProxySession,
+        tool: str,
+        arguments: Mapping[str, Any],
+        answer: dict[str, Any],
+        clock: float,
+        latency_ms: float,
+    ) -> None:
+        try:
+            self._observe(session, tool, arguments, answer, clock, latency_ms)
+        except Exception as error:  # logging must never fail the agent's call
+            warn(f"could not log the call of {tool}: {type(error).__name__}: {error}")
 
     # --- sessions ----------------------------------------------------------------------
 
@@ -290,7 +371,8 @@ class Proxy:
         now = time.monotonic()
         for other, other_session in list(self.sessions.items()):
             if other != key and now - other_session.seen > SESSION_IDLE:
-                self._end(self.sessions.pop(other))
+                # after the calls already queued: the session's rules are the observer's
+                self.observer.submit(functools.partial(self._end, self.sessions.pop(other)))
         session = self.sessions.get(key)
         if session is None:
             session = self.sessions[key] = ProxySession()
@@ -300,6 +382,7 @@ class Proxy:
     def finish(self) -> None:
         """The proxy stops: end every session (closing their last searches), then write
         what is queued. Calling it again does nothing."""
+        self.observer.stop()  # every answered call logged first
         while self.sessions:
             _, session = self.sessions.popitem()
             self._end(session)

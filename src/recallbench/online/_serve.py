@@ -2,12 +2,12 @@
 and on the way out (end of input, SIGINT, SIGTERM) close the sessions and write the
 telemetry before the upstream server is stopped.
 
-Over stdio, a signal while the client still holds our input open cannot end the SDK's
-reader (a thread blocked reading standard input): after writing the telemetry, the proxy
-waits ``SIGNAL_GRACE`` seconds for a clean end, then exits as a plain stdio server would on
-that signal (a stdio upstream server sees its input close and ends too). Over HTTP, clients
-still connected (an open event stream) get ``SHUTDOWN_GRACE`` seconds, then the connections
-are closed.
+Over stdio, a signal while the client still holds our input open may not end the reader
+(the SDK's, a thread blocked reading standard input, when it is not a pipe; ``_stdio``):
+after writing the telemetry, the proxy waits ``SIGNAL_GRACE`` seconds for a clean end, then
+exits as a plain stdio server would on that signal (a stdio upstream server sees its input
+close and ends too). Over HTTP, clients still connected (an open event stream) get
+``SHUTDOWN_GRACE`` seconds, then the connections are closed.
 
 When the upstream server exits, the call that found out gets an error, the proxy says so
 on standard error, writes the telemetry and stops with status 2 (``UpstreamLost``).
@@ -32,6 +32,7 @@ import anyio
 from recallbench.core import ConfigError
 from recallbench.online._guard import Guard, new_token
 from recallbench.online._proxy import Proxy, Watch, warn
+from recallbench.online._stdio import loop_stdio
 from recallbench.online._upstream import (
     Launch,
     Upstream,
@@ -170,7 +171,7 @@ async def _serve_stdio(server: Any, proxy: Proxy, upstream: Upstream) -> None:
     async with anyio.create_task_group() as group:
         group.start_soon(_on_signal, proxy, stop)
         group.start_soon(_on_lost, proxy, upstream, stop)
-        async with stdio_server() as (read, write):
+        async with loop_stdio() as pipes, stdio_server(*(pipes or ())) as (read, write):
             await server.run(read, write, server.create_initialization_options())
         group.cancel_scope.cancel()
 
