@@ -52,7 +52,7 @@ def unjudged_pool(dataset: Dataset, runs: Sequence[Run], depth: int) -> Pool:
     items: list[PoolItem] = []
     unknown = skipped = 0
     for query in dataset.queries:
-        if not query.answerable:
+        if query.unanswerable:
             skipped += 1
             continue
         judged = dataset.qrels.get(query.id, {})

@@ -83,7 +83,7 @@ def qa_questions(
             Question(
                 query,
                 str(gold),
-                not query.answerable,
+                query.unanswerable,
                 category_id if isinstance(category_id, int) else None,
             )
         )
