@@ -177,7 +177,9 @@ def test_judge_fills_the_pool_then_replays_it_identically(
     per_judgment = sum(pair["cost_usd"] for pair in report["judgments"])
     assert per_judgment == pytest.approx(report["judge"]["cost_usd"])
     change = report["runs"][0]
-    assert change["before"]["noise@2"] > 0 and change["after"]["noise@2"] == 0
+    # every pooled pair is labelled: only the unanswerable queries' results stay unjudged
+    assert 0 < change["after"]["noise@2"] < change["before"]["noise@2"]
+    assert report["pool"]["skipped_queries"] == 9
     assert judged.metadata["judge"]["model"] == "rule-judge"
     # replayed through a closed port under --strict: nothing asked, the same dataset
     closed = _config(tmp_path, f"http://127.0.0.1:{free_port()}/v1")
