@@ -16,6 +16,7 @@ MIGRATIONS = [
     (3, "m003_judge_cache"),
     (4, "m004_llm_judgments"),
     (5, "m005_run_judge"),
+    (6, "m006_pairwise_preferences"),
 ]
 
 # ---------------------------------------------------------------- SQLite
@@ -177,6 +178,20 @@ SQLITE_COLUMNS = {
         ("cost", "FLOAT", 0, None, 0),
         ("created_at", "DATETIME", 1, None, 0),
     ],
+    "pairwise_preferences": [
+        ("id", "INTEGER", 1, None, 1),
+        ("workspace_id", "TEXT", 1, None, 0),  # no default: the dashboard's table had none
+        ("item", "TEXT", 1, None, 0),
+        ("query_text", "TEXT", 1, None, 0),
+        ("first_label", "TEXT", 1, None, 0),
+        ("first_results", "TEXT", 1, None, 0),
+        ("second_label", "TEXT", 1, None, 0),
+        ("second_results", "TEXT", 1, None, 0),
+        ("preferred", "TEXT", 1, None, 0),
+        ("shown", "TEXT", 1, None, 0),
+        ("annotator", "TEXT", 1, None, 0),
+        ("created_at", "DATETIME", 1, None, 0),
+    ],
 }
 
 SQLITE_INDEXES = {
@@ -213,6 +228,13 @@ SQLITE_INDEXES = {
         "ix_judge_cache_task": (0, "c", ["workspace_id", "task", "prompt_version", "model"]),
         "sqlite_autoindex_judge_cache_1": (1, "pk", ["workspace_id", "cache_key"]),
     },
+    "pairwise_preferences": {
+        "sqlite_autoindex_pairwise_preferences_1": (
+            1,
+            "u",
+            ["workspace_id", "item", "annotator"],
+        ),
+    },
 }
 
 RUN_FK = [("eval_runs", "run_id", "id", "NO ACTION", "CASCADE")]
@@ -229,6 +251,7 @@ SQLITE_FOREIGN_KEYS = {
     "ab_tests": [],
     "shadow_runs": [("ab_tests", "ab_test_id", "id", "NO ACTION", "CASCADE")],
     "judge_cache": [],
+    "pairwise_preferences": [],
 }
 
 SQLITE_CHECKS = {
@@ -254,6 +277,7 @@ SQLITE_STORAGE = {
     "ab_tests": "rowid",
     "shadow_runs": "rowid",
     "judge_cache": "rowid",
+    "pairwise_preferences": "rowid",
 }
 
 
@@ -466,6 +490,20 @@ POSTGRES_COLUMNS = {
         ("cost", "double precision", "YES", None),
         ("created_at", TS, "NO", None),
     ],
+    "pairwise_preferences": [
+        _serial("pairwise_preferences"),
+        ("workspace_id", "text", "NO", None),  # no default: the dashboard's table had none
+        ("item", "text", "NO", None),
+        ("query_text", "text", "NO", None),
+        ("first_label", "text", "NO", None),
+        ("first_results", "text", "NO", None),
+        ("second_label", "text", "NO", None),
+        ("second_results", "text", "NO", None),
+        ("preferred", "text", "NO", None),
+        ("shown", "text", "NO", None),
+        ("annotator", "text", "NO", None),
+        ("created_at", TS, "NO", None),
+    ],
 }
 
 
@@ -541,6 +579,14 @@ POSTGRES_INDEXES = {
             "ix_judge_cache_task", "judge_cache", "workspace_id, task, prompt_version, model"
         ),
     },
+    "pairwise_preferences": {
+        "pairwise_preferences_pkey": _btree(
+            "pairwise_preferences_pkey", "pairwise_preferences", "id", True
+        ),
+        "uq_pairwise_preference": _btree(
+            "uq_pairwise_preference", "pairwise_preferences", "workspace_id, item, annotator", True
+        ),
+    },
 }
 
 RUN_FK_PG = "FOREIGN KEY (run_id) REFERENCES eval_runs(id) ON DELETE CASCADE"
@@ -596,6 +642,10 @@ POSTGRES_CONSTRAINTS = {
         ),
     },
     "judge_cache": {"judge_cache_pkey": ("p", "PRIMARY KEY (workspace_id, cache_key)")},
+    "pairwise_preferences": {
+        "pairwise_preferences_pkey": ("p", "PRIMARY KEY (id)"),
+        "uq_pairwise_preference": ("u", "UNIQUE (workspace_id, item, annotator)"),
+    },
 }
 
 POSTGRES_SEQUENCES = [
@@ -604,6 +654,7 @@ POSTGRES_SEQUENCES = [
     ("eval_runs_id_seq", "bigint"),
     ("feedback_events_id_seq", "bigint"),
     ("judgments_id_seq", "bigint"),
+    ("pairwise_preferences_id_seq", "bigint"),
     ("query_log_id_seq", "bigint"),
     ("shadow_runs_id_seq", "bigint"),
 ]

@@ -16,6 +16,7 @@ from starlette.testclient import TestClient
 from recallbench.cli._serve import serve
 from recallbench.judges._agreement import cohen_kappa
 from recallbench.serve import Dashboard
+from recallbench.serve._app import ANNOTATOR_COOKIE
 from recallbench.serve._auth import COOKIE
 from recallbench.serve._preferences import preferences
 from recallbench.store import Store, open_store
@@ -303,3 +304,22 @@ def test_listing_the_command_loads_no_web_framework() -> None:
     )
     output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert output.stdout.strip() == "[]", output.stderr
+
+
+def test_undo_leaves_a_label_another_annotator_wrote_since(store: Store) -> None:
+    """Undo deletes the annotator's own label only (Store.delete_judgment with the name):
+    someone else's grade of the same pair, written meanwhile, stays."""
+    dashboard = Dashboard(store, TOKEN, annotator="ann")  # one dashboard, two browsers
+    ann, bob = (TestClient(dashboard.app, base_url=BASE) for _ in range(2))
+    for web in (ann, bob):
+        web.cookies.set(COOKIE, TOKEN)
+    bob.cookies.set(ANNOTATOR_COOKIE, "bob")
+    pair = current(ann.get("/annotate").text)
+    data = {"query_id": pair[0], "doc_id": pair[1]}
+    ann.post("/annotate/grade", data={**data, "grade": "3"})
+    bob.post("/annotate/grade", data={**data, "grade": "1"})  # bob's replaces ann's
+    assert manual(store) == [(*pair, 1, "bob")]
+    assert "undone: the label of" in ann.post("/undo").text
+    assert manual(store) == [(*pair, 1, "bob")]
+    bob.post("/undo")  # bob's goes; ann's, which it replaced, is not put back: ann took it
+    assert manual(store) == []

@@ -574,3 +574,149 @@ def test_a_run_of_10000_queries_and_8_measures_round_trips(db_url: str) -> None:
         values = store.query_values(stored.id)
     assert len(values) == 10_000 and values["q09998"]["ndcg@100"] == pytest.approx(0.9998)
     assert all(len(row) == len(measures) for row in values.values())
+
+
+# ---------------------------------------------------------------- m006: pairwise preferences
+
+
+def at_m005(url: str, monkeypatch: pytest.MonkeyPatch) -> StoredRun:
+    """Migrate the store at ``url`` as a recallbench of m005 did; a run recorded in it."""
+    with monkeypatch.context() as patched:
+        patched.setattr(_migrations, "MIGRATIONS", _migrations.MIGRATIONS[:5])
+        with open_store(url) as store:
+            return store.record(synthetic_report())
+
+
+def dashboard_table(url: str) -> None:
+    """The table as ``recallbench serve`` made it before m006 (the definition it had, copied
+    here: CREATE TABLE IF NOT EXISTS on the dashboard's first start), with one choice in it."""
+    from sqlalchemy import Column, MetaData, Table, Text, UniqueConstraint
+
+    from recallbench.store._engine import create_store_engine
+    from recallbench.store._migrations import RUN_ID
+    from recallbench.store._tables import UTCDateTime
+
+    table = Table(
+        "pairwise_preferences",
+        MetaData(),
+        Column("id", RUN_ID, primary_key=True, autoincrement=True),
+        Column("workspace_id", Text, nullable=False),
+        Column("item", Text, nullable=False),
+        Column("query_text", Text, nullable=False),
+        Column("first_label", Text, nullable=False),
+        Column("first_results", Text, nullable=False),
+        Column("second_label", Text, nullable=False),
+        Column("second_results", Text, nullable=False),
+        Column("preferred", Text, nullable=False),
+        Column("shown", Text, nullable=False),
+        Column("annotator", Text, nullable=False),
+        Column("created_at", UTCDateTime, nullable=False),
+        UniqueConstraint("workspace_id", "item", "annotator", name="uq_pairwise_preference"),
+    )
+    engine = create_store_engine(url)
+    try:
+        with engine.begin() as connection:
+            table.create(connection, checkfirst=True)
+            connection.execute(
+                table.insert().values(
+                    workspace_id="default",
+                    item="log:q1:q2",
+                    query_text="where is the key",
+                    first_label="hybrid (q1)",
+                    first_results=json.dumps(["m1", "m2"]),
+                    second_label="lexical (q2)",
+                    second_results=json.dumps(["m2", "m1"]),
+                    preferred="first",
+                    shown="second",
+                    annotator="ann",
+                    created_at=T0,
+                )
+            )
+    finally:
+        engine.dispose()
+
+
+def assert_pairwise_schema(url: str) -> None:
+    """pairwise_preferences exactly as tests/store_schema.py has it, and every migration."""
+    table = "pairwise_preferences"
+    if is_sqlite(url):
+        db = sqlite3.connect(url.removeprefix("sqlite:///"))
+        try:
+            found = schema.sqlite_schema(db)
+        finally:
+            db.close()
+        assert found["columns"][table] == schema.SQLITE_COLUMNS[table]
+        assert found["indexes"][table] == schema.SQLITE_INDEXES[table]
+        assert found["foreign_keys"][table] == schema.SQLITE_FOREIGN_KEYS[table]
+        assert found["storage"][table] == schema.SQLITE_STORAGE[table]
+    else:
+        import psycopg
+
+        with psycopg.connect(url) as connection:
+            found = schema.postgres_schema(connection)
+        assert found["columns"][table] == schema.POSTGRES_COLUMNS[table]
+        assert found["indexes"][table] == schema.POSTGRES_INDEXES[table]
+        assert found["constraints"][table] == schema.POSTGRES_CONSTRAINTS[table]
+        assert found["sequences"] == schema.POSTGRES_SEQUENCES
+    assert sql(url, "SELECT id, name FROM schema_migrations ORDER BY id") == schema.MIGRATIONS
+
+
+def test_m006_creates_the_pairwise_table_in_a_store_at_m005(
+    db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kept = at_m005(db_url, monkeypatch)
+    assert len(sql(db_url, "SELECT id FROM schema_migrations")) == 5
+    with open_store(db_url) as store:
+        assert store.get(kept.id) == kept
+        assert store.count("pairwise_preferences") == 0
+    assert_pairwise_schema(db_url)
+
+
+def test_m006_adopts_the_table_an_older_dashboard_made(
+    db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from recallbench.serve._preferences import preferences
+
+    kept = at_m005(db_url, monkeypatch)
+    dashboard_table(db_url)
+    with open_store(db_url) as store:
+        assert store.get(kept.id) == kept
+        [choice] = preferences(store._engine, store.workspace)  # its rows are kept
+    assert (choice.item, choice.preferred, choice.shown) == ("log:q1:q2", "first", "second")
+    assert choice.first_results == ("m1", "m2") and choice.created_at == T0
+    assert_pairwise_schema(db_url)  # the same table as a new store's
+
+
+def test_m006_refuses_a_pairwise_table_it_did_not_make(
+    db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at_m005(db_url, monkeypatch)
+    sql(db_url, "CREATE TABLE pairwise_preferences (id INTEGER, choice TEXT)")
+    with pytest.raises(ConfigError, match="pairwise_preferences that recallbench did not make"):
+        open_store(db_url)
+    assert len(sql(db_url, "SELECT id FROM schema_migrations")) == 5  # m006 not recorded
+
+
+# ---------------------------------------------------------------- deleting a judgment
+
+
+def test_delete_judgment_removes_one_label_of_its_source_and_annotator(db_url: str) -> None:
+    from recallbench.store import Judgment
+
+    labels = [
+        Judgment("q1", "d1", 3, "manual", T0, annotator="ann"),
+        Judgment("q1", "d1", 2, "llm", T0),
+        Judgment("q1", "d2", 1, "manual", T0, annotator="bob"),
+    ]
+    with open_store(db_url) as store, open_store(db_url, workspace="other") as other:
+        store.log(judgments=labels)
+        other.log(judgments=labels[:1])
+        assert not store.delete_judgment("q1", "d1", annotator="bob")  # ann's label stays
+        assert not store.delete_judgment("q1", "d9")
+        assert store.delete_judgment("q1", "d1", annotator="ann")
+        assert not store.delete_judgment("q1", "d1", annotator="ann")  # gone already
+        assert store.delete_judgment("q1", "d2")  # whoever gave it
+        assert store.judgments() == [labels[1]]  # the judge's label of the same pair stays
+        assert other.judgments() == labels[:1]  # another workspace is not touched
+        assert store.delete_judgment("q1", "d1", source="llm")
+        assert store.judgments() == []

@@ -24,7 +24,6 @@ from recallbench import __version__
 from recallbench.core import ConfigError
 from recallbench.serve import _views
 from recallbench.serve._auth import TokenGate
-from recallbench.serve._preferences import ensure_table
 from recallbench.serve._queue import Queue
 
 if TYPE_CHECKING:
@@ -78,7 +77,6 @@ class Dashboard:
         self.annotator = annotator
         self.queue = Queue(store, dataset)
         self.templates = _templates()
-        ensure_table(store._engine)
         routes = [
             Route("/", self.home),
             Route("/runs/{run_id:int}", self.run),

@@ -2,9 +2,9 @@
 
 The ``judgments`` table holds graded labels of one (query, memory) pair; a preference
 between two rankings of a query is another kind of label, so it gets its own table in the
-same database (SQLite or PostgreSQL), created when the dashboard first starts
-(``CREATE TABLE IF NOT EXISTS``: it does not touch the store's migrated tables). One row
-per (workspace, item, annotator): a later choice of the same annotator replaces the earlier.
+same database (SQLite or PostgreSQL), made by the store's migration m006 like every other
+table. One row per (workspace, item, annotator): a later choice of the same annotator
+replaces the earlier.
 
 ``preferred`` names the ranking in the item's own order (``first``, ``second`` or ``tie``),
 never the side it was shown on: ``shown`` records which one was on the left
@@ -19,32 +19,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from sqlalchemy import Column, Engine, MetaData, Table, Text, UniqueConstraint, delete, select
+from sqlalchemy import Engine, delete, select
 
 from recallbench.store._engine import transaction
-from recallbench.store._migrations import RUN_ID
-from recallbench.store._tables import UTCDateTime
+from recallbench.store._tables import pairwise_preferences
 
 Preferred = Literal["first", "second", "tie"]
 PREFERRED: tuple[Preferred, ...] = ("first", "second", "tie")
-
-pairwise_preferences = Table(
-    "pairwise_preferences",
-    MetaData(),
-    Column("id", RUN_ID, primary_key=True, autoincrement=True),
-    Column("workspace_id", Text, nullable=False),
-    Column("item", Text, nullable=False),
-    Column("query_text", Text, nullable=False),
-    Column("first_label", Text, nullable=False),
-    Column("first_results", Text, nullable=False),
-    Column("second_label", Text, nullable=False),
-    Column("second_results", Text, nullable=False),
-    Column("preferred", Text, nullable=False),
-    Column("shown", Text, nullable=False),
-    Column("annotator", Text, nullable=False),
-    Column("created_at", UTCDateTime, nullable=False),
-    UniqueConstraint("workspace_id", "item", "annotator", name="uq_pairwise_preference"),
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,12 +42,6 @@ class Preference:
     shown: Literal["first", "second"]
     annotator: str
     created_at: datetime
-
-
-def ensure_table(engine: Engine) -> None:
-    """Create the table when the store does not have it yet."""
-    with transaction(engine, write=True) as connection:
-        pairwise_preferences.create(connection, checkfirst=True)
 
 
 def save(engine: Engine, workspace: str, preference: Preference) -> None:

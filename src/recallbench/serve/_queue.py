@@ -21,18 +21,18 @@ import random
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
-from sqlalchemy import delete, select
+from sqlalchemy import select
 
 from recallbench.core import ConfigError
 from recallbench.serve import _preferences
 from recallbench.serve._preferences import Preference, Preferred
 from recallbench.store import Judgment
 from recallbench.store._engine import transaction
-from recallbench.store._tables import judgments, shadow_runs
+from recallbench.store._tables import shadow_runs
 from recallbench.store._telemetry import JudgmentSource
 
 if TYPE_CHECKING:
@@ -184,9 +184,9 @@ class Queue:
             state.history.append(Action("skip-pairwise" if pairwise else "skip", key))
 
     def undo(self, annotator: str) -> Action | None:
-        """Take back the annotator's last action: a grade's row is deleted (the manual
-        label it replaced, if any, is put back), a preference's row too, a skip is
-        forgotten. None when there is nothing to undo."""
+        """Take back the annotator's last action: a grade's row is deleted while it is
+        still theirs (the manual label it replaced, if any, is put back), a preference's
+        row too, a skip is forgotten. None when there is nothing to undo."""
         annotator = _name(annotator)
         with self._lock:
             state = self._state(annotator)
@@ -196,25 +196,31 @@ class Queue:
             if action.kind in ("skip", "skip-pairwise"):
                 state.skipped.discard(action.key)
             elif action.kind == "grade":
-                self._delete_manual(*action.key)
-                if action.previous is not None:
-                    self.store.log(judgments=[action.previous])
+                query_id, doc_id = action.key
+                if self.store.delete_judgment(query_id, doc_id, MANUAL, annotator):
+                    if action.previous is not None:
+                        self.store.log(judgments=[action.previous])
+                else:
+                    # someone else's label replaced it since: theirs stays, and their undo
+                    # must not put back the one taken back here
+                    self._forget(action.key, annotator)
             else:
                 _preferences.remove(
                     self.store._engine, self.store.workspace, action.key[0], annotator
                 )
             return action
 
-    def _delete_manual(self, query_id: str, doc_id: str) -> None:
-        with transaction(self.store._engine, write=True) as connection:
-            connection.execute(
-                delete(judgments).where(
-                    judgments.c.workspace_id == self.store.workspace,
-                    judgments.c.query_id == query_id,
-                    judgments.c.doc_id == doc_id,
-                    judgments.c.source == MANUAL,
-                )
-            )
+    def _forget(self, key: tuple[str, ...], annotator: str) -> None:
+        for state in self._annotators.values():
+            state.history = [
+                replace(action, previous=None)
+                if action.kind == "grade"
+                and action.key == key
+                and action.previous is not None
+                and action.previous.annotator == annotator
+                else action
+                for action in state.history
+            ]
 
     # -- pairwise ---------------------------------------------------------------------
 

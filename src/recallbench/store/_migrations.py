@@ -36,6 +36,9 @@ from sqlalchemy import (
     UniqueConstraint,
     false,
 )
+from sqlalchemy import inspect as inspect_db
+
+from recallbench.core._errors import ConfigError
 
 Migration = Callable[[Connection], None]
 
@@ -332,11 +335,52 @@ def m005_run_judge(connection: Connection) -> None:
         connection.exec_driver_sql(f"ALTER TABLE eval_runs ADD COLUMN {column.name} {kind}")
 
 
+def m006_pairwise_preferences(connection: Connection) -> None:
+    """Blind pairwise preferences from the dashboard: one row per (workspace, item,
+    annotator), the two rankings as shown (JSON lists) and which one was preferred.
+
+    Dashboards before this migration created the table themselves (``CREATE TABLE IF NOT
+    EXISTS``) from this very definition, so such a table is adopted with its rows; a table
+    of that name with other columns is refused rather than guessed at. ``workspace_id`` has
+    no server default, unlike the other tables: that table never had one. No index beyond
+    the unique constraint's: its (workspace_id, item, annotator) serves every lookup, and a
+    workspace's preferences, made by hand, are few enough to sort."""
+    metadata = MetaData()
+    table = Table(
+        "pairwise_preferences",
+        metadata,
+        _id(),
+        Column("workspace_id", Text, nullable=False),
+        Column("item", Text, nullable=False),
+        Column("query_text", Text, nullable=False),
+        Column("first_label", Text, nullable=False),
+        Column("first_results", Text, nullable=False),  # JSON: ranked ids
+        Column("second_label", Text, nullable=False),
+        Column("second_results", Text, nullable=False),  # JSON: ranked ids
+        Column("preferred", Text, nullable=False),  # first, second or tie
+        Column("shown", Text, nullable=False),  # the one shown on the left: first or second
+        Column("annotator", Text, nullable=False),
+        _created_at(),
+        UniqueConstraint("workspace_id", "item", "annotator", name="uq_pairwise_preference"),
+    )
+    inspector = inspect_db(connection)
+    if not inspector.has_table(table.name):
+        metadata.create_all(connection)
+        return
+    found = [column["name"] for column in inspector.get_columns(table.name)]
+    if found != [column.name for column in table.columns]:
+        raise ConfigError(
+            f"the history store has a table {table.name} that recallbench did not make "
+            f"(columns {found}): rename or drop it, then open the store again"
+        )
+
+
 MIGRATIONS: list[Migration] = [
     m001_history,
     m002_telemetry,
     m003_judge_cache,
     m004_llm_judgments,
     m005_run_judge,
+    m006_pairwise_preferences,
 ]
 """In order; append only."""

@@ -228,6 +228,24 @@ judge_cache = Table(
     Column("created_at", UTCDateTime, nullable=False),
 )
 
+pairwise_preferences = Table(
+    "pairwise_preferences",
+    metadata,
+    Column("id", RUN_ID, primary_key=True, autoincrement=True),
+    Column("workspace_id", Text, nullable=False),
+    Column("item", Text, nullable=False),
+    Column("query_text", Text, nullable=False),
+    Column("first_label", Text, nullable=False),
+    Column("first_results", Text, nullable=False),
+    Column("second_label", Text, nullable=False),
+    Column("second_results", Text, nullable=False),
+    Column("preferred", Text, nullable=False),
+    Column("shown", Text, nullable=False),
+    Column("annotator", Text, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    UniqueConstraint("workspace_id", "item", "annotator", name="uq_pairwise_preference"),
+)
+
 WORKSPACE_TABLES = {
     table.name: table
     for table in (
@@ -241,6 +259,7 @@ WORKSPACE_TABLES = {
         ab_tests,
         shadow_runs,
         judge_cache,
+        pairwise_preferences,
     )
 }
 """Every table that holds workspace rows, by name (``Store.count`` accepts these)."""

@@ -36,7 +36,7 @@ from recallbench.store._tables import (
     query_log,
     shadow_runs,
 )
-from recallbench.store._telemetry import FeedbackEvent, Judgment, QueryLogEntry
+from recallbench.store._telemetry import FeedbackEvent, Judgment, JudgmentSource, QueryLogEntry
 from recallbench.store._telemetry_rows import (
     cutoff,
     feedback_event,
@@ -135,6 +135,28 @@ class TelemetryStore:
             where.append(table.c.source == source)
         order = (table.c.query_id, table.c.doc_id, table.c.source)
         return [judgment(row) for row in self._select_for(table, where, query_ids, order)]
+
+    def delete_judgment(
+        self,
+        query_id: str,
+        doc_id: str,
+        source: JudgmentSource = "manual",
+        annotator: str | None = None,
+    ) -> bool:
+        """Delete the judgment of ``doc_id`` for ``query_id`` from ``source`` (there is at
+        most one), only when ``annotator`` gave it if one is named: an undo must not take
+        back a label someone else wrote since. True when a row was deleted."""
+        table = judgments
+        where = [
+            _mine(table, self.workspace),
+            table.c.query_id == query_id,
+            table.c.doc_id == doc_id,
+            table.c.source == source,
+        ]
+        if annotator is not None:
+            where.append(table.c.annotator == annotator)
+        with transaction(self._engine, write=True) as connection:
+            return connection.execute(delete(table).where(*where)).rowcount > 0
 
     def count(self, table_name: str) -> int:
         """Rows of this workspace in ``table_name`` (any table that has a workspace)."""
