@@ -219,7 +219,7 @@ def test_a_store_from_before_the_judge_columns_migrates_in_place(
     try:
         with engine.connect() as connection:
             names = connection.exec_driver_sql("SELECT name FROM schema_migrations ORDER BY id")
-            assert [name for (name,) in names][-1] == "m005_run_judge"
+            assert "m005_run_judge" in [name for (name,) in names]
     finally:
         engine.dispose()
     # the old run shows no judge in history; the new one does
