@@ -1,0 +1,112 @@
+"""The write path: what a memory system extracts from documents (events, entities,
+observations, graph connections), scored against ground truth.
+
+- formats: ``recallbench.extraction/v1`` ground truth and ``recallbench.extraction-output/v1``
+  system output, validated with located errors;
+- matching: a selectable, reported rule (exact, jaccard, containment, fuzzy, embedding)
+  and one optimal one-to-one assignment;
+- measures: event, entity, deduplication (B-cubed), observation coverage and connection
+  scores per document and aggregated with bootstrap intervals;
+- LoCoMo's events and observations as ground truth, and a deterministic baseline extractor.
+
+Names are imported on first use (PEP 562).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from recallbench._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from recallbench.extraction._baseline import BaselineExtractor, extract_document
+    from recallbench.extraction._formats import (
+        GROUND_TRUTH_FORMAT,
+        OUTPUT_FORMAT,
+        Evidence,
+        Expansion,
+        ExpectedConnection,
+        ExpectedEntity,
+        ExpectedEvent,
+        ExpectedObservation,
+        ExtractedConnection,
+        ExtractedDocument,
+        ExtractedEntity,
+        ExtractedEvent,
+        ExtractedObservation,
+        ExtractionGroundTruth,
+        ExtractionOutput,
+        GoldDocument,
+        GraphCase,
+        load_ground_truth,
+        load_output,
+        validated_ground_truth,
+        validated_output,
+    )
+    from recallbench.extraction._locomo import load_locomo_extraction
+    from recallbench.extraction._matching import (
+        DEFAULT_RULE,
+        MatchRule,
+        assign,
+        match,
+        names_match,
+        similarity,
+    )
+    from recallbench.extraction._measures import (
+        MEASURES,
+        SCORES_FORMAT,
+        Aggregate,
+        ExtractionScores,
+        UnitScores,
+        bcubed,
+        score_extraction,
+    )
+    from recallbench.extraction._normalise import normalise, tokens
+
+__all__ = [
+    "DEFAULT_RULE",
+    "GROUND_TRUTH_FORMAT",
+    "MEASURES",
+    "OUTPUT_FORMAT",
+    "SCORES_FORMAT",
+    "Aggregate",
+    "BaselineExtractor",
+    "Evidence",
+    "Expansion",
+    "ExpectedConnection",
+    "ExpectedEntity",
+    "ExpectedEvent",
+    "ExpectedObservation",
+    "ExtractedConnection",
+    "ExtractedDocument",
+    "ExtractedEntity",
+    "ExtractedEvent",
+    "ExtractedObservation",
+    "ExtractionGroundTruth",
+    "ExtractionOutput",
+    "ExtractionScores",
+    "GoldDocument",
+    "GraphCase",
+    "MatchRule",
+    "UnitScores",
+    "assign",
+    "bcubed",
+    "extract_document",
+    "load_ground_truth",
+    "load_locomo_extraction",
+    "load_output",
+    "match",
+    "names_match",
+    "normalise",
+    "score_extraction",
+    "similarity",
+    "tokens",
+    "validated_ground_truth",
+    "validated_output",
+]
+
+__getattr__ = lazy_exports(
+    __name__,
+    ("_formats", "_matching", "_measures", "_normalise", "_locomo", "_baseline"),
+    __all__,
+)

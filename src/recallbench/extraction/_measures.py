@@ -1,0 +1,476 @@
+"""Scoring a system's extraction against ground truth: per document (per seed for graph
+expansion), then aggregated with bootstrap intervals.
+
+Per document, with the items matched one-to-one under the selected rule
+(:mod:`recallbench.extraction._matching`):
+
+- events: ``precision = matched / extracted``, ``recall = matched / expected``,
+  ``F1 = 2 matched / (expected + extracted)`` (the harmonic mean of the two, defined
+  whenever either side is non-empty). Events are matched on their descriptions only;
+  ``category_accuracy`` and ``actor_accuracy`` are then the share of matched events whose
+  category equals the expected one (after normalisation) and whose actor is the expected
+  one by :func:`~recallbench.extraction._matching.names_match`, over matched events whose
+  expected category (actor) is given.
+- entities: matched by name (``names_match``, or any shared surface form), weighted by the
+  names' fuzzy similarity; precision, recall and F1 as for events; ``type_accuracy`` over
+  matched entities (types compared after normalisation; a missing type is wrong).
+- deduplication: B-cubed over mention clusters (Bagga & Baldwin 1998), see :func:`bcubed`.
+- observation coverage: ``matched / expected`` observations, each matched one-to-one with
+  an extracted observation or event description under the rule (one extracted item covers
+  one fact at most, so a single summary cannot cover a whole session).
+- graph expansion, per seed: connections matched by target document (or, for an expected
+  connection that names only an event, by the event's description under the rule);
+  ``connection_precision`` and ``connection_recall`` as above; ``connection_fpr`` = share
+  of the seed's expected-not-connected documents that the expansion reached;
+  ``hop_accuracy`` = share of matched connections whose path is right: same reason, the
+  expected entity (by name) when one is given, the expected number of hops when given.
+
+A ratio whose denominator is 0 is undefined for that document (precision with nothing
+extracted, recall with nothing expected) and left out of the means, never scored 0 or 1.
+A document the output lacks counts as nothing extracted (as trec_eval ``-c``).
+
+Aggregates: ``macro`` is the mean over the documents (seeds) where the measure is defined,
+with a bootstrap interval over documents (BCa by default; Efron & Tibshirani 1993) -- the
+headline, because the document is the sampling unit and long documents should not outweigh
+short ones. ``micro`` pools the counts over documents (``sum matched / sum extracted``)
+with a percentile bootstrap interval over documents, reported beside it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence, Set
+from typing import Final, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+from rapidfuzz import fuzz
+
+from recallbench.core._model import Record
+from recallbench.extraction._formats import (
+    ExpectedConnection,
+    ExtractedConnection,
+    ExtractedDocument,
+    ExtractionGroundTruth,
+    ExtractionOutput,
+    GoldDocument,
+    GraphCase,
+)
+from recallbench.extraction._matching import (
+    DEFAULT_RULE,
+    NAME_THRESHOLD,
+    Embed,
+    MatchRule,
+    assign,
+    match,
+    names_match,
+    similarity,
+)
+from recallbench.extraction._normalise import normalise
+from recallbench.stats._resampling import IntervalMethod, mean_intervals
+
+SCORES_FORMAT: Final = "recallbench.extraction-scores/v1"
+Array = NDArray[np.float64]
+Counts = Mapping[str, Array]
+
+
+def _ratio(numerator: Array, denominator: Array) -> Array:
+    """numerator / denominator, NaN (undefined) where the denominator is 0."""
+    num, den = np.asarray(numerator, dtype=np.float64), np.asarray(denominator, np.float64)
+    out: Array = np.divide(
+        num, den, out=np.full(np.broadcast(num, den).shape, np.nan), where=den > 0
+    )
+    return out
+
+
+def _f1(p: Array, r: Array) -> Array:
+    """Harmonic mean of P and R; 0 when both are 0, NaN when either is undefined."""
+    total = p + r
+    return np.where(total > 0, _ratio(2 * p * r, total), np.where(np.isnan(total), np.nan, 0.0))
+
+
+def _pair_f1(matched: Array, expected: Array, extracted: Array) -> Array:
+    return _ratio(2 * matched, expected + extracted)
+
+
+MEASURES: dict[str, tuple[Literal["document", "seed"], Callable[[Counts], Array]]] = {
+    "event_precision": ("document", lambda c: _ratio(c["events_matched"], c["events_extracted"])),
+    "event_recall": ("document", lambda c: _ratio(c["events_matched"], c["events_expected"])),
+    "event_f1": (
+        "document",
+        lambda c: _pair_f1(c["events_matched"], c["events_expected"], c["events_extracted"]),
+    ),
+    "category_accuracy": (
+        "document",
+        lambda c: _ratio(c["categories_correct"], c["categories_judged"]),
+    ),
+    "actor_accuracy": ("document", lambda c: _ratio(c["actors_correct"], c["actors_judged"])),
+    "entity_precision": (
+        "document",
+        lambda c: _ratio(c["entities_matched"], c["entities_extracted"]),
+    ),
+    "entity_recall": ("document", lambda c: _ratio(c["entities_matched"], c["entities_expected"])),
+    "entity_f1": (
+        "document",
+        lambda c: _pair_f1(c["entities_matched"], c["entities_expected"], c["entities_extracted"]),
+    ),
+    "type_accuracy": ("document", lambda c: _ratio(c["types_correct"], c["types_judged"])),
+    "dedup_bcubed_precision": (
+        "document",
+        lambda c: _ratio(c["bcubed_precision_sum"], c["bcubed_items"]),
+    ),
+    "dedup_bcubed_recall": (
+        "document",
+        lambda c: _ratio(c["bcubed_recall_sum"], c["bcubed_items"]),
+    ),
+    "dedup_bcubed_f1": (
+        "document",
+        lambda c: _f1(
+            _ratio(c["bcubed_precision_sum"], c["bcubed_items"]),
+            _ratio(c["bcubed_recall_sum"], c["bcubed_items"]),
+        ),
+    ),
+    "observation_coverage": (
+        "document",
+        lambda c: _ratio(c["observations_covered"], c["observations_expected"]),
+    ),
+    "connection_precision": (
+        "seed",
+        lambda c: _ratio(c["connections_matched"], c["connections_extracted"]),
+    ),
+    "connection_recall": (
+        "seed",
+        lambda c: _ratio(c["connections_matched"], c["connections_expected"]),
+    ),
+    "connection_fpr": (
+        "seed",
+        lambda c: _ratio(c["not_connected_reached"], c["not_connected_expected"]),
+    ),
+    "hop_accuracy": ("seed", lambda c: _ratio(c["hops_correct"], c["connections_matched"])),
+}
+"""Every measure: whether its unit is a document or a graph seed, and its value as a
+function of the unit's counts (applied to one unit's counts, or to counts pooled over
+units for the micro aggregate)."""
+
+
+class UnitScores(Record):
+    """One document's (or graph seed's) counts and measure values (None: undefined)."""
+
+    id: str
+    counts: dict[str, float]
+    values: dict[str, float | None]
+
+
+class Aggregate(Record):
+    """One measure over all units: macro (the headline) and micro, with intervals."""
+
+    measure: str
+    units: int
+    """Units (documents or seeds) where the measure is defined: the macro mean's n."""
+    macro: float | None
+    macro_interval: tuple[float, float] | None
+    micro: float | None
+    micro_interval: tuple[float, float] | None
+
+
+class ExtractionScores(Record):
+    """A system's extraction scored against ground truth under one matching rule."""
+
+    format: Literal["recallbench.extraction-scores/v1"] = SCORES_FORMAT
+    ground_truth: str
+    system: str
+    rule: str
+    """The matching rule's canonical string (``jaccard>=0.5``): part of every number."""
+    name_rule: str = f"token_set_ratio>={NAME_THRESHOLD:g} or initials"
+    headline: Literal["macro"] = "macro"
+    interval: dict[str, str | float | int]
+    documents: tuple[UnitScores, ...]
+    seeds: tuple[UnitScores, ...]
+    aggregates: tuple[Aggregate, ...]
+    missing_documents: tuple[str, ...] = ()
+    """Ground-truth documents the output lacks (scored as nothing extracted)."""
+    unknown_documents: tuple[str, ...] = ()
+    """Output documents the ground truth lacks (ignored)."""
+
+    def aggregate(self, measure: str) -> Aggregate:
+        """The aggregate of ``measure`` (a KeyError names the measures there are)."""
+        for item in self.aggregates:
+            if item.measure == measure:
+                return item
+        raise KeyError(f"no measure {measure!r}; have {[a.measure for a in self.aggregates]}")
+
+
+def bcubed(gold: Sequence[Set[str]], system: Sequence[Set[str]]) -> tuple[float, float, int]:
+    """B-cubed (B³) precision and recall sums over mention clusters, and the item count.
+
+    Bagga, A. & Baldwin, B. (1998). Algorithms for scoring coreference chains. LREC
+    workshop on linguistic coreference. For each item (mention) i with gold cluster G(i)
+    and system cluster S(i):
+
+        P_i = |S(i) ∩ G(i)| / |S(i)|        R_i = |S(i) ∩ G(i)| / |G(i)|
+
+    and B³ precision and recall are the means of P_i and R_i over the items (equal item
+    weights), F = 2PR / (P + R). Amigó et al. (2009, Information Retrieval 12(4)) show it is
+    the one clustering measure of those they compare that satisfies all four of their
+    formal constraints.
+
+    Gold and system need not cover the same mentions: only the mentions both contain are
+    items (detection is what entity precision and recall measure; B³ here measures merging
+    alone), and clusters are restricted to them. A mention in two gold clusters is
+    ambiguous and left out; a mention in two system clusters belongs to the first.
+    Returns ``(sum of P_i, sum of R_i, number of items)``.
+    """
+    gold_of: dict[str, int] = {}
+    ambiguous: set[str] = set()
+    for index, cluster in enumerate(gold):
+        for mention in cluster:
+            if mention in gold_of and gold_of[mention] != index:
+                ambiguous.add(mention)
+            gold_of.setdefault(mention, index)
+    system_of: dict[str, int] = {}
+    for index, cluster in enumerate(system):
+        for mention in cluster:
+            system_of.setdefault(mention, index)
+    items = sorted((set(gold_of) - ambiguous) & set(system_of))
+    gold_clusters: dict[int, set[str]] = {}
+    system_clusters: dict[int, set[str]] = {}
+    for item in items:
+        gold_clusters.setdefault(gold_of[item], set()).add(item)
+        system_clusters.setdefault(system_of[item], set()).add(item)
+    precision = recall = 0.0
+    for item in items:
+        g, s = gold_clusters[gold_of[item]], system_clusters[system_of[item]]
+        common = len(g & s)
+        precision += common / len(s)
+        recall += common / len(g)
+    return precision, recall, len(items)
+
+
+def _same(a: str | None, b: str | None) -> bool:
+    return a is not None and b is not None and normalise(a) == normalise(b)
+
+
+def _events(
+    gold: GoldDocument, out: ExtractedDocument, rule: MatchRule, embed: Embed | None
+) -> dict[str, float]:
+    pairs = match(
+        rule, [e.description for e in gold.events], [e.description for e in out.events], embed
+    )
+    counts = {
+        "events_expected": len(gold.events),
+        "events_extracted": len(out.events),
+        "events_matched": len(pairs),
+        "categories_judged": 0,
+        "categories_correct": 0,
+        "actors_judged": 0,
+        "actors_correct": 0,
+    }
+    for i, j, _ in pairs:
+        expected, extracted = gold.events[i], out.events[j]
+        if expected.category is not None:
+            counts["categories_judged"] += 1
+            counts["categories_correct"] += _same(expected.category, extracted.category)
+        if expected.actor is not None:
+            counts["actors_judged"] += 1
+            counts["actors_correct"] += names_match(expected.actor, extracted.actor)
+    return {key: float(value) for key, value in counts.items()}
+
+
+def _forms(name: str, mentions: Sequence[str]) -> set[str]:
+    return {form for form in (normalise(m) for m in (name, *mentions)) if form}
+
+
+def _entities(gold: GoldDocument, out: ExtractedDocument) -> dict[str, float]:
+    gold_forms = [_forms(e.name, e.mentions) for e in gold.entities]
+    out_forms = [_forms(e.name, e.mentions) for e in out.entities]
+    scores = np.zeros((len(gold.entities), len(out.entities)))
+    for i, expected in enumerate(gold.entities):
+        for j, extracted in enumerate(out.entities):
+            if names_match(expected.name, extracted.name) or gold_forms[i] & out_forms[j]:
+                scores[i, j] = (
+                    1
+                    + fuzz.token_set_ratio(normalise(expected.name), normalise(extracted.name))
+                    / 100
+                )
+    pairs = assign(scores, 1.0)
+    judged = correct = 0
+    for i, j, _ in pairs:
+        judged += 1
+        correct += _same(gold.entities[i].type, out.entities[j].type)
+    p_sum, r_sum, items = bcubed(gold_forms, out_forms)
+    return {
+        "entities_expected": float(len(gold.entities)),
+        "entities_extracted": float(len(out.entities)),
+        "entities_matched": float(len(pairs)),
+        "types_judged": float(judged),
+        "types_correct": float(correct),
+        "bcubed_items": float(items),
+        "bcubed_precision_sum": p_sum,
+        "bcubed_recall_sum": r_sum,
+    }
+
+
+def _observations(
+    gold: GoldDocument, out: ExtractedDocument, rule: MatchRule, embed: Embed | None
+) -> dict[str, float]:
+    captured = [o.text for o in out.observations] + [e.description for e in out.events]
+    pairs = match(rule, [o.text for o in gold.observations], captured, embed)
+    return {
+        "observations_expected": float(len(gold.observations)),
+        "observations_covered": float(len(pairs)),
+    }
+
+
+def _hop_right(expected: ExpectedConnection, extracted: ExtractedConnection) -> bool:
+    if not _same(expected.reason, extracted.reason):
+        return False
+    if expected.entity is not None and not names_match(expected.entity, extracted.entity):
+        return False
+    return expected.hops is None or expected.hops == extracted.hops
+
+
+def _seed(
+    case: GraphCase,
+    connections: Sequence[ExtractedConnection],
+    rule: MatchRule,
+    embed: Embed | None,
+) -> dict[str, float]:
+    expected = case.expected_connections
+    scores = np.zeros((len(expected), len(connections)))
+    for i, want in enumerate(expected):
+        if want.document_id is not None:
+            for j, got in enumerate(connections):
+                scores[i, j] = float(got.document_id == want.document_id)
+        elif want.event is not None:
+            events = [got.event or "" for got in connections]
+            row = similarity(rule, [want.event], events, embed)[0]
+            scores[i] = np.where(row >= rule.threshold, 1.0, 0.0)
+    pairs = assign(scores, 1.0)
+    reached = {got.document_id for got in connections if got.document_id is not None}
+    excluded = set(case.expected_not_connected)
+    return {
+        "connections_expected": float(len(expected)),
+        "connections_extracted": float(len(connections)),
+        "connections_matched": float(len(pairs)),
+        "hops_correct": float(sum(_hop_right(expected[i], connections[j]) for i, j, _ in pairs)),
+        "not_connected_expected": float(len(excluded)),
+        "not_connected_reached": float(len(excluded & reached)),
+    }
+
+
+def _unit(identifier: str, counts: dict[str, float], scope: str) -> UnitScores:
+    arrays = {key: np.asarray(value) for key, value in counts.items()}
+    values: dict[str, float | None] = {}
+    for name, (unit, function) in MEASURES.items():
+        if unit == scope:
+            value = float(function(arrays))
+            values[name] = None if np.isnan(value) else value
+    return UnitScores(id=identifier, counts=counts, values=values)
+
+
+def _micro_interval(
+    units: Sequence[UnitScores],
+    function: Callable[[Counts], Array],
+    resamples: int,
+    level: float,
+    seed: int,
+) -> tuple[float, float] | None:
+    """Percentile bootstrap of a pooled ratio: documents drawn with replacement, counts
+    summed, the measure computed on the sums."""
+    if len(units) < 2:
+        return None
+    keys = sorted(units[0].counts)
+    table = np.array([[u.counts[k] for k in keys] for u in units])
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, len(units), size=(resamples, len(units)))
+    weights = np.zeros((resamples, len(units)))
+    np.add.at(weights, (np.arange(resamples)[:, None], draws), 1.0)
+    sums = weights @ table
+    values = function({key: sums[:, index] for index, key in enumerate(keys)})
+    values = values[~np.isnan(values)]
+    if values.size == 0:
+        return None
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(values, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def _aggregates(
+    units: Sequence[UnitScores],
+    scope: str,
+    resamples: int,
+    level: float,
+    method: IntervalMethod,
+    seed: int,
+) -> list[Aggregate]:
+    names = [name for name, (unit, _) in MEASURES.items() if unit == scope]
+    samples = [
+        np.array([u.values[name] for u in units if u.values[name] is not None], dtype=np.float64)
+        for name in names
+    ]
+    intervals = mean_intervals(samples, resamples, level, method, seed)
+    out = []
+    for name, sample, interval in zip(names, samples, intervals, strict=True):
+        function = MEASURES[name][1]
+        micro: float | None = None
+        if units:
+            pooled = {k: np.asarray(sum(u.counts[k] for u in units)) for k in units[0].counts}
+            value = float(function(pooled))
+            micro = None if np.isnan(value) else value
+        out.append(
+            Aggregate(
+                measure=name,
+                units=int(sample.size),
+                macro=float(sample.mean()) if sample.size else None,
+                macro_interval=interval,
+                micro=micro,
+                micro_interval=_micro_interval(units, function, resamples, level, seed)
+                if micro is not None
+                else None,
+            )
+        )
+    return out
+
+
+def score_extraction(
+    truth: ExtractionGroundTruth,
+    output: ExtractionOutput,
+    rule: MatchRule = DEFAULT_RULE,
+    *,
+    resamples: int = 1000,
+    level: float = 0.95,
+    method: IntervalMethod = "bca",
+    seed: int = 0,
+    embed: Embed | None = None,
+) -> ExtractionScores:
+    """Score ``output`` against ``truth`` under ``rule``: every document and graph seed,
+    and every measure aggregated (see the module's docstring for the definitions)."""
+    extracted = {document.id: document for document in output.documents}
+    expansions = {expansion.seed_document: expansion for expansion in output.expansions}
+    gold_ids = {document.id for document in truth.documents}
+    documents = []
+    for gold in truth.documents:
+        out = extracted.get(gold.id, ExtractedDocument(id=gold.id))
+        counts = (
+            _events(gold, out, rule, embed)
+            | _entities(gold, out)
+            | _observations(gold, out, rule, embed)
+        )
+        documents.append(_unit(gold.id, counts, "document"))
+    seeds = []
+    for case in truth.graph:
+        found = expansions.get(case.seed_document)
+        connections = found.connections if found is not None else ()
+        seeds.append(_unit(case.seed_document, _seed(case, connections, rule, embed), "seed"))
+    aggregates = _aggregates(documents, "document", resamples, level, method, seed)
+    aggregates += _aggregates(seeds, "seed", resamples, level, method, seed)
+    return ExtractionScores(
+        ground_truth=truth.name,
+        system=output.system,
+        rule=rule.label,
+        interval={"method": method, "level": level, "resamples": resamples, "seed": seed},
+        documents=tuple(documents),
+        seeds=tuple(seeds),
+        aggregates=tuple(aggregates),
+        missing_documents=tuple(sorted(gold_ids - set(extracted))),
+        unknown_documents=tuple(sorted(set(extracted) - gold_ids)),
+    )

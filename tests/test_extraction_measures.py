@@ -1,0 +1,191 @@
+"""Extraction measures on a tiny fixture worked by hand, and B-cubed on Bagga & Baldwin's
+own example."""
+
+from __future__ import annotations
+
+import pytest
+
+from recallbench.extraction import (
+    ExtractionGroundTruth,
+    ExtractionOutput,
+    MatchRule,
+    bcubed,
+    score_extraction,
+    validated_ground_truth,
+    validated_output,
+)
+
+GOLD = [set("12345"), set("67"), set("89ABC")]
+
+
+def test_bcubed_bagga_baldwin_1998_example() -> None:
+    """Bagga & Baldwin (1998), section 3: merging the two large chains costs more B³
+    precision (7/12 = 58%) than merging the small one into a large one (16/21 = 76%); both
+    responses have recall 1 (MUC scores them the same)."""
+    p, r, n = bcubed(GOLD, [set("1234589ABC"), set("67")])
+    assert n == 12 and p / n == pytest.approx(7 / 12) and r / n == pytest.approx(1.0)
+    p, r, n = bcubed(GOLD, [set("12345"), set("6789ABC")])
+    assert p / n == pytest.approx(16 / 21) and r / n == pytest.approx(1.0)
+
+
+def test_bcubed_splitting_costs_recall_and_ignores_unshared_mentions() -> None:
+    p, r, n = bcubed([{"a", "b"}], [{"a"}, {"b"}, {"zzz"}])
+    assert (p, r, n) == (2.0, 1.0, 2)
+    assert bcubed([], []) == (0.0, 0.0, 0)
+
+
+def _truth() -> ExtractionGroundTruth:
+    return validated_ground_truth(
+        {
+            "name": "tiny",
+            "documents": [
+                {
+                    "id": "d1",
+                    "text": "...",
+                    "events": [
+                        {
+                            "description": "Launch product on April 1st",
+                            "category": "Decision",
+                            "actor": "Alice Chen",
+                        },
+                        {
+                            "description": "Deliver API by March 25th",
+                            "category": "Commitment",
+                            "actor": "Bob Smith",
+                        },
+                    ],
+                    "entities": [
+                        {"name": "Alice Chen", "type": "PERSON", "mentions": ["Alice", "AC"]},
+                        {"name": "Project Alpha", "type": "PROJECT", "mentions": ["Alpha"]},
+                    ],
+                    "observations": [{"text": "Alice leads the launch"}],
+                },
+                {
+                    "id": "d2",
+                    "text": "...",
+                    "events": [{"description": "Carol reviews the design"}],
+                    "observations": [{"text": "Carol is a designer"}],
+                },
+                {"id": "d3", "text": "..."},
+                {"id": "d4", "text": "..."},
+            ],
+            "graph": [
+                {
+                    "seed_document": "d1",
+                    "expected_connections": [
+                        {"document_id": "d2", "reason": "shared_entity", "entity": "Alice Chen"},
+                        {"document_id": "d3", "reason": "shared_event"},
+                    ],
+                    "expected_not_connected": ["d4"],
+                }
+            ],
+        },
+        "tiny",
+    )
+
+
+def _output() -> ExtractionOutput:
+    return validated_output(
+        {
+            "system": "hand",
+            "documents": [
+                {
+                    "id": "d1",
+                    "events": [
+                        {
+                            "description": "launch product on april 1",
+                            "category": "decision",
+                            "actor": "Alice",
+                        },
+                        # jaccard 3/6 with the expected one: matched at 0.5, wrong
+                        # category and actor
+                        {
+                            "description": "Deliver the API by March 25th, 2024",
+                            "category": "Decision",
+                            "actor": "Carol",
+                        },
+                        {"description": "Order pizza"},
+                    ],
+                    "entities": [
+                        {"name": "Alice", "type": "PERSON", "mentions": ["Alice Chen"]},
+                        {"name": "AC", "type": "PERSON"},
+                        {"name": "Alpha", "type": "ORG", "mentions": ["Project Alpha"]},
+                    ],
+                    "observations": [{"text": "alice leads the launch."}],
+                },
+                {"id": "d2"},
+                {"id": "zzz"},
+            ],
+            "expansions": [
+                {
+                    "seed_document": "d1",
+                    "connections": [
+                        {"document_id": "d2", "reason": "shared_entity", "entity": "Alice"},
+                        {"document_id": "d4", "reason": "shared_actor"},
+                        {"document_id": "d3", "reason": "shared_entity"},
+                    ],
+                }
+            ],
+        },
+        "hand",
+    )
+
+
+def test_measures_on_the_tiny_fixture() -> None:
+    scores = score_extraction(_truth(), _output(), MatchRule.parse("jaccard>=0.5"), seed=3)
+    assert scores.rule == "jaccard>=0.5" and scores.headline == "macro"
+    assert scores.missing_documents == ("d3", "d4") and scores.unknown_documents == ("zzz",)
+    d1, d2, d3, _ = scores.documents
+    assert d1.values["event_precision"] == pytest.approx(2 / 3)
+    assert d1.values["event_recall"] == 1.0 and d1.values["event_f1"] == pytest.approx(0.8)
+    assert d1.values["category_accuracy"] == 0.5 and d1.values["actor_accuracy"] == 0.5
+    assert d1.values["entity_precision"] == pytest.approx(2 / 3)
+    assert d1.values["entity_recall"] == 1.0 and d1.values["type_accuracy"] == 0.5
+    assert d1.values["dedup_bcubed_precision"] == 1.0
+    assert d1.values["dedup_bcubed_recall"] == pytest.approx(11 / 15)
+    assert d1.values["dedup_bcubed_f1"] == pytest.approx(11 / 13)
+    assert d1.values["observation_coverage"] == 1.0
+    # nothing extracted: precision undefined, recall 0
+    assert d2.values["event_precision"] is None and d2.values["event_recall"] == 0.0
+    assert d2.values["event_f1"] == 0.0 and d2.values["category_accuracy"] is None
+    # nothing expected, nothing extracted: every measure undefined
+    assert set(d3.values.values()) == {None}
+
+    macro = {a.measure: a.macro for a in scores.aggregates}
+    micro = {a.measure: a.micro for a in scores.aggregates}
+    assert macro["event_precision"] == pytest.approx(2 / 3)
+    assert macro["event_recall"] == 0.5 and macro["event_f1"] == pytest.approx(0.4)
+    assert micro["event_recall"] == pytest.approx(2 / 3)
+    assert micro["event_f1"] == pytest.approx(2 / 3)
+    assert macro["observation_coverage"] == 0.5
+    assert scores.aggregate("event_recall").units == 2
+    assert scores.aggregate("event_precision").units == 1
+
+    (seed,) = scores.seeds
+    assert seed.values == {
+        "connection_precision": pytest.approx(2 / 3),
+        "connection_recall": 1.0,
+        "connection_fpr": 1.0,
+        "hop_accuracy": 0.5,
+    }
+
+
+def test_intervals_are_reported_and_deterministic() -> None:
+    first = score_extraction(_truth(), _output(), resamples=500, seed=7)
+    again = score_extraction(_truth(), _output(), resamples=500, seed=7)
+    assert first == again
+    recall = first.aggregate("event_recall")
+    assert recall.macro_interval is not None and recall.micro_interval is not None
+    low, high = recall.macro_interval
+    assert 0.0 <= low <= high <= 1.0
+    # one unit: no interval
+    assert first.aggregate("event_precision").macro_interval is None
+    assert first.interval == {"method": "bca", "level": 0.95, "resamples": 500, "seed": 7}
+
+
+def test_the_rule_changes_the_score() -> None:
+    exact = score_extraction(_truth(), _output(), MatchRule.parse("exact"))
+    # only the first event survives exact matching ("april 1st" -> "--04-01" = "april 1")
+    assert exact.documents[0].values["event_recall"] == 0.5
+    with pytest.raises(KeyError, match="no measure"):
+        exact.aggregate("nope")
