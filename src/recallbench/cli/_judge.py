@@ -10,7 +10,7 @@ import importlib
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import click
 from rich.console import Console
@@ -40,7 +40,9 @@ from recallbench.report._read import output_file
 
 if TYPE_CHECKING:
     from recallbench.judges._fill import Filled
+    from recallbench.judges._fill_report import JudgeReport
     from recallbench.judges._setup import JudgeSetup
+    from recallbench.measures import Measure
 
 DEFAULT_DEPTH = 10
 DEFAULT_OUT = Path("out/judged")
@@ -289,9 +291,9 @@ def _outputs(
     setup: JudgeSetup,
     dataset: Dataset,
     runs: list[Run],
-    measures: Any,
+    measures: Sequence[Measure],
     depth: int,
-) -> tuple[Any, Dataset]:
+) -> tuple[JudgeReport, Dataset]:
     """The report and the judged dataset (its metadata names the judge)."""
     from recallbench.judges._fill import _replaced
     from recallbench.judges._fill_report import (
@@ -350,13 +352,13 @@ def _dump(dataset: Dataset) -> str:
     return dump_json_dataset(dataset)
 
 
-def _markdown(report: Any) -> str:
+def _markdown(report: JudgeReport) -> str:
     from recallbench.judges._fill_report import render_markdown
 
     return render_markdown(report)
 
 
-def _show(report: Any, console: Console) -> None:
+def _show(report: JudgeReport, console: Console) -> None:
     from recallbench.judges._fill_report import render_terminal
 
     render_terminal(report, console)
