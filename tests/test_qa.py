@@ -195,3 +195,47 @@ def test_full_context_row_and_bad_input(dataset_file: Path, tmp_path: Path) -> N
     bad = _qa(config, dataset_file, tmp_path / "x", "--previous", str(not_qa))
     assert bad.exit_code == 2 and "not a recallbench QA report" in bad.output
     assert not (tmp_path / "x").exists()
+
+
+# ---------------------------------------------------------------- the committed live cache
+
+
+@pytest.mark.parametrize("example", ["bundled", "locomo"])
+def test_the_committed_qa_examples_replay_identically(example: str, tmp_path: Path) -> None:
+    """The answers and verdicts SmolLM2-135M gave (`make record-judge-cache`, see
+    tests/llama_server.py) replay through a closed port under --strict: nothing asked,
+    the same numbers twice, every rule and the category map printed, failures counted."""
+    from conftest import shared_data
+    from llama_server import QA_CACHE, QA_EXAMPLES, judge_toml
+
+    if example == "locomo":
+        shared_data("locomo", "locomo10.json")
+    cache = tmp_path / "cache.jsonl"
+    cache.write_bytes(QA_CACHE.read_bytes())
+    config = tmp_path / "recallbench.toml"
+    config.write_text(judge_toml(f"http://127.0.0.1:{closed_port()}/v1"), encoding="utf-8")
+    reports = []
+    for name in ("a", "b"):
+        result = CliRunner().invoke(
+            main,
+            ["qa", *QA_EXAMPLES[example], "--config", str(config), "--judge-cache", str(cache),
+             "--strict", "--out", str(tmp_path / name)],
+        )  # fmt: skip
+        assert result.exit_code in (0, 69), result.output
+        reports.append(json.loads((tmp_path / name / "qa.json").read_text()))
+    first, second = reports
+    assert first["systems"] == second["systems"] and first["questions"] == second["questions"]
+    assert all(c["calls"] == 0 and c["replayed"] > 0 for c in first["calls"])
+    assert cache.read_bytes() == QA_CACHE.read_bytes()
+    assert {"J strict", "J lenient", "unanswerable"} <= set(first["rules"])
+    populations = first["systems"][0]["populations"]
+    assert populations["answerable"]["j_strict"]["n"] > 0
+    assert populations["answerable"]["f1"]["mean"] is not None
+    if example == "locomo":
+        assert first["category_map"] == {
+            "1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop",
+            "5": "adversarial",
+        }  # fmt: skip
+        assert populations["all"]["j_strict"]["n"] > populations["answerable"]["j_strict"]["n"]
+        assert first["systems"][0]["adversarial"]["trap_questions"] > 0
+    assert result.exit_code == (69 if any(c["unreliable"] for c in first["calls"]) else 0)
