@@ -94,7 +94,6 @@ def test_temperature_zero_gives_the_same_answer_twice(base_url: str) -> None:
 # the same check runs there, with this checkout's sources on the path.
 _IN_PROCESS = """
 import asyncio, json, sys
-from llama_server import PYTHON, STARTUP_GUARD_S, llama_server, model_path
 from recallbench.judges._config import JudgeConfig
 from recallbench.judges._local import LocalProvider
 
