@@ -239,3 +239,32 @@ def test_the_committed_qa_examples_replay_identically(example: str, tmp_path: Pa
         assert populations["all"]["j_strict"]["n"] > populations["answerable"]["j_strict"]["n"]
         assert first["systems"][0]["adversarial"]["trap_questions"] > 0
     assert result.exit_code == (69 if any(c["unreliable"] for c in first["calls"]) else 0)
+
+
+def test_longmemeval_abstention_questions_are_scored_by_declining(tmp_path: Path) -> None:
+    """LongMemEval's `_abs` questions (no answer in the history) are unanswerable: the
+    right answer declines; F1 against their explanatory gold text is not computed."""
+    from conftest import shared_data
+    from recallbench.datasets import load_dataset
+
+    path = shared_data("longmemeval", "longmemeval_s_sample28.json")
+    dataset = load_dataset(f"longmemeval:{path}")
+    questions = qa_questions(dataset)
+    abstaining = [q for q in questions if q.abstention]
+    assert abstaining and all(q.query.id.endswith("_abs") for q in abstaining)
+    assert all(q.trap is None and q.category_id is None for q in abstaining)
+    with serve_prompts(grader) as endpoint:
+        config = _config(tmp_path, endpoint.base_url)
+        ids = [q.query.unit or "" for q in abstaining[:2]]
+        result = CliRunner().invoke(
+            main,
+            ["qa", "--dataset", f"longmemeval:{path}", *(f"--unit={u}" for u in ids),
+             "--system", "builtin-lexical", "--k", "3", "--config", str(config),
+             "--judge-cache", "none", "--out", str(tmp_path / "out")],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+    rows = json.loads((tmp_path / "out" / "qa.json").read_text())["questions"]
+    assert len(rows) == 2 and all(r["abstention"] for r in rows)
+    for row in rows:
+        assert row["f1"] is None and row["bleu1"] is None and row["evidence_recall"] is None
+        assert row["j_strict"] == row["j_lenient"] == float(row["abstained"])
