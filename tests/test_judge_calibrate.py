@@ -35,9 +35,8 @@ from recallbench.judges._calibrate import (
     calibrate,
     human_pairs,
     judge_dataset,
-    render_calibration,
-    render_calibration_markdown,
 )
+from recallbench.judges._calibrate_render import render_calibration, render_calibration_markdown
 from recallbench.judges._judgment import NEUTRAL, Judgment
 from recallbench.judges._task_kinds import Relevance
 from recallbench.measures import parse_measure

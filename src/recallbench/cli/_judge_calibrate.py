@@ -26,14 +26,13 @@ from recallbench.judges._calibrate import (
     LEVEL,
     RESAMPLES,
     JudgeInfo,
-    calibration_files,
     human_pairs,
     judge_inputs,
-    render_calibration,
 )
 from recallbench.judges._calibrate import (
     calibrate as calibrate_judge,
 )
+from recallbench.judges._calibrate_render import calibration_files, render_calibration
 from recallbench.judges._setup import (
     JudgeSetup,
     call_params,
