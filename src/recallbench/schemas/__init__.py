@@ -14,6 +14,12 @@ from pydantic import BaseModel
 
 from recallbench.compare import COMPARISON_FORMAT, Comparison
 from recallbench.core import DATASET_FORMAT, RUN_FORMAT, Dataset, Run
+from recallbench.extraction import (
+    GROUND_TRUTH_FORMAT,
+    OUTPUT_FORMAT,
+    ExtractionGroundTruth,
+    ExtractionOutput,
+)
 from recallbench.report import REPORT_FORMAT, Report
 
 FORMATS: dict[str, type[BaseModel]] = {
@@ -21,6 +27,8 @@ FORMATS: dict[str, type[BaseModel]] = {
     "run.v1": Run,
     "report.v1": Report,
     "comparison.v2": Comparison,
+    "extraction.v1": ExtractionGroundTruth,
+    "extraction-output.v1": ExtractionOutput,
 }
 """Schema file stem -> the model it describes."""
 
@@ -29,6 +37,8 @@ _IDS = {
     "run.v1": RUN_FORMAT,
     "report.v1": REPORT_FORMAT,
     "comparison.v2": COMPARISON_FORMAT,
+    "extraction.v1": GROUND_TRUTH_FORMAT,
+    "extraction-output.v1": OUTPUT_FORMAT,
 }
 
 

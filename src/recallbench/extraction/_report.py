@@ -1,0 +1,213 @@
+"""The report of an extraction benchmark (``recallbench.extraction-report/v1``): one system's
+output scored against one ground truth under each selected matching rule, with why each
+undefined measure is undefined, and the ground truth's loader changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Final, Literal
+
+from pydantic import JsonValue
+
+from recallbench import __version__
+from recallbench.core._model import Record
+from recallbench.extraction._formats import ExtractionGroundTruth, ExtractionOutput
+from recallbench.extraction._measures import MEASURES, ExtractionScores
+
+REPORT_FORMAT: Final = "recallbench.extraction-report/v1"
+
+GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("events", ("event_precision", "event_recall", "event_f1")),
+    ("", ("category_accuracy", "actor_accuracy")),
+    ("entities", ("entity_precision", "entity_recall", "entity_f1", "type_accuracy")),
+    ("deduplication", ("dedup_bcubed_precision", "dedup_bcubed_recall", "dedup_bcubed_f1")),
+    ("observations", ("observation_coverage",)),
+    (
+        "connections",
+        ("connection_precision", "connection_recall", "connection_fpr", "hop_accuracy"),
+    ),
+)
+"""The measures in the order tables show them, under a heading."""
+
+_WHY: dict[str, tuple[str, str]] = {
+    "event_precision": ("events_extracted", "no events extracted"),
+    "event_recall": ("events_expected", "the ground truth expects no events"),
+    "event_f1": ("events_expected", "no events expected or extracted"),
+    "category_accuracy": ("categories_judged", "no matched event has an expected category"),
+    "actor_accuracy": ("actors_judged", "no matched event has an expected actor"),
+    "entity_precision": ("entities_extracted", "no entities extracted"),
+    "entity_recall": ("entities_expected", "the ground truth expects no entities"),
+    "entity_f1": ("entities_expected", "no entities expected or extracted"),
+    "type_accuracy": ("types_judged", "no entity matched"),
+    "dedup_bcubed_precision": ("bcubed_items", "no mention in both gold and system clusters"),
+    "dedup_bcubed_recall": ("bcubed_items", "no mention in both gold and system clusters"),
+    "dedup_bcubed_f1": ("bcubed_items", "no mention in both gold and system clusters"),
+    "observation_coverage": ("observations_expected", "the ground truth expects no observations"),
+    "connection_precision": ("connections_extracted", "the expansions returned no connections"),
+    "connection_recall": ("connections_expected", "the graph cases expect no connections"),
+    "connection_fpr": ("not_connected_expected", "no expected-not-connected documents"),
+    "hop_accuracy": ("connections_matched", "no connection matched"),
+}
+
+
+_ENTITY_MEASURES = frozenset(
+    {"entity_recall", "type_accuracy", "dedup_bcubed_precision", "dedup_bcubed_recall"}
+    | {"dedup_bcubed_f1"}
+)
+
+
+class GroundTruthInfo(Record):
+    """Which ground truth was scored."""
+
+    name: str
+    version: str
+    sha256: str
+    """Of the validated ground truth's canonical JSON: the same data, the same hash."""
+    documents: int
+    graph_cases: int
+    loader: dict[str, JsonValue] | None = None
+    """The loader's rules and changes (``metadata["loader"]``), for a third-party source."""
+
+
+class OutputInfo(Record):
+    """Which system output was scored."""
+
+    system: str
+    sha256: str
+    documents: int
+    metadata: dict[str, JsonValue]
+
+
+class ExtractionReport(Record):
+    """A ``recallbench.extraction-report/v1`` file."""
+
+    format: Literal["recallbench.extraction-report/v1"] = REPORT_FORMAT
+    created_at: datetime
+    recallbench_version: str
+    ground_truth: GroundTruthInfo
+    output: OutputInfo
+    rules: tuple[str, ...]
+    """The matching rules, in the order given; ``results`` follows it."""
+    results: tuple[ExtractionScores, ...]
+    undefined: dict[str, dict[str, str]]
+    """Rule -> measure -> why it is undefined on this data (no unit defines it)."""
+
+
+def _sha256(record: Record) -> str:
+    return hashlib.sha256(record.model_dump_json().encode()).hexdigest()
+
+
+def undefined_reasons(truth: ExtractionGroundTruth, scores: ExtractionScores) -> dict[str, str]:
+    """Measure -> why no document (seed) defines it, for every measure with no value."""
+    reasons: dict[str, str] = {}
+    for aggregate in scores.aggregates:
+        if aggregate.macro is not None:
+            continue
+        name = aggregate.measure
+        unit, _ = MEASURES[name]
+        if unit == "seed" and not truth.graph:
+            reasons[name] = "the ground truth has no graph cases"
+        elif name == "category_accuracy" and not any(
+            e.category is not None for d in truth.documents for e in d.events
+        ):
+            reasons[name] = "the ground truth gives no event categories"
+        elif name in _ENTITY_MEASURES and not any(d.entities for d in truth.documents):
+            reasons[name] = "the ground truth lists no entities"
+        else:
+            reasons[name] = _WHY[name][1]
+    return reasons
+
+
+def build_report(
+    truth: ExtractionGroundTruth,
+    output: ExtractionOutput,
+    results: Sequence[ExtractionScores],
+) -> ExtractionReport:
+    loader = truth.metadata.get("loader")
+    return ExtractionReport(
+        created_at=datetime.now(UTC),
+        recallbench_version=__version__,
+        ground_truth=GroundTruthInfo(
+            name=truth.name,
+            version=truth.version,
+            sha256=_sha256(truth),
+            documents=len(truth.documents),
+            graph_cases=len(truth.graph),
+            loader=loader if isinstance(loader, dict) else None,
+        ),
+        output=OutputInfo(
+            system=output.system,
+            sha256=_sha256(output),
+            documents=len(output.documents),
+            metadata=output.metadata,
+        ),
+        rules=tuple(scores.rule for scores in results),
+        results=tuple(results),
+        undefined={scores.rule: undefined_reasons(truth, scores) for scores in results},
+    )
+
+
+def loader_changes(report: ExtractionReport) -> list[dict[str, JsonValue]]:
+    """The changes the ground truth's loader recorded (none for a hand-written file)."""
+    changes = (report.ground_truth.loader or {}).get("changes")
+    return [c for c in changes if isinstance(c, dict)] if isinstance(changes, list) else []
+
+
+def number(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def interval(value: tuple[float, float] | None) -> str:
+    return "–" if value is None else f"[{value[0]:.3f}, {value[1]:.3f}]"
+
+
+def level_label(scores: ExtractionScores) -> str:
+    level = float(scores.interval.get("level", 0.95))
+    return f"{level * 100:g}%"
+
+
+def render_markdown(report: ExtractionReport) -> str:
+    """The report as Markdown: one table per rule, notes on undefined measures."""
+    truth, output = report.ground_truth, report.output
+    lines = [
+        f"# Extraction: {output.system} on {truth.name}",
+        "",
+        f"recallbench {report.recallbench_version}, "
+        f"{report.created_at.isoformat(timespec='seconds')}. "
+        f"{truth.documents} documents, {truth.graph_cases} graph cases. "
+        "Macro (mean over documents or seeds) is the headline; micro pools the counts.",
+        "",
+    ]
+    for scores in report.results:
+        level = level_label(scores)
+        method = scores.interval.get("method", "bca")
+        lines += [
+            f"## Rule: {scores.rule}",
+            "",
+            f"| measure | n | macro | {level} interval ({method}) | micro | "
+            f"{level} interval (percentile) |",
+            "|---|---:|---:|---|---:|---|",
+        ]
+        for _, names in GROUPS:
+            for name in names:
+                a = scores.aggregate(name)
+                lines.append(
+                    f"| {name} | {a.units} | {number(a.macro)} | {interval(a.macro_interval)} "
+                    f"| {number(a.micro)} | {interval(a.micro_interval)} |"
+                )
+        notes = report.undefined.get(scores.rule, {})
+        if notes:
+            lines.append("")
+            lines += [f"- {name} –: {why}" for name, why in notes.items()]
+        if scores.missing_documents:
+            lines += ["", f"Documents the output lacks: {len(scores.missing_documents)}."]
+        lines.append("")
+    changes = loader_changes(report)
+    if report.ground_truth.loader is not None:
+        lines += [f"## Loader changes: {len(changes)}", ""]
+        lines += [f"- {c.get('subject')}: {c.get('action')}, {c.get('reason')}" for c in changes]
+        lines.append("")
+    return "\n".join(lines)
