@@ -103,6 +103,7 @@ def _sha256(record: Record) -> str:
 def undefined_reasons(truth: ExtractionGroundTruth, scores: ExtractionScores) -> dict[str, str]:
     """Measure -> why no document (seed) defines it, for every measure with no value."""
     reasons: dict[str, str] = {}
+    matched = sum(d.counts.get("events_matched", 0.0) for d in scores.documents)
     for aggregate in scores.aggregates:
         if aggregate.macro is not None:
             continue
@@ -114,6 +115,8 @@ def undefined_reasons(truth: ExtractionGroundTruth, scores: ExtractionScores) ->
             e.category is not None for d in truth.documents for e in d.events
         ):
             reasons[name] = "the ground truth gives no event categories"
+        elif name in ("category_accuracy", "actor_accuracy") and not matched:
+            reasons[name] = "no event matched under this rule"
         elif name in _ENTITY_MEASURES and not any(d.entities for d in truth.documents):
             reasons[name] = "the ground truth lists no entities"
         else:
