@@ -18,6 +18,7 @@ COMMANDS = {
     "run": ("recallbench.cli._run", "run"),
     "bench": ("recallbench.cli._bench", "bench"),
     "evaluate": ("recallbench.cli._evaluate", "evaluate"),
+    "extract": ("recallbench.cli._extract", "extract"),
     "compare": ("recallbench.cli._compare", "compare"),
     "power": ("recallbench.cli._power", "power"),
     "history": ("recallbench.cli._history", "history"),
