@@ -3,6 +3,24 @@ comparisons, power, rank differences and sequential tests."""
 
 from recallbench.stats._attainable import PairedTest, queries_to_reach, smallest_pvalue
 from recallbench.stats._beta_binomial import BetaBinomialState, probability_better
+from recallbench.stats._interleaving import (
+    Interleaving,
+    InterleavingSummary,
+    Outcome,
+    Team,
+    summarise,
+    summary_from_counts,
+    team_draft,
+)
+from recallbench.stats._msprt import (
+    DEFAULT_TAU,
+    MixtureSPRT,
+    MsprtPath,
+    MsprtSettings,
+    first_rejections,
+    mixture_likelihood_ratio,
+    msprt_path,
+)
 from recallbench.stats._multiple import CORRECTIONS, Correction, adjust, benjamini_hochberg, holm
 from recallbench.stats._one_sided import OneSided, minimum_differing, smallest_p, worse_pvalue
 from recallbench.stats._paired import PairedResult, PairedSettings, paired_results
@@ -35,15 +53,24 @@ from recallbench.stats._sprt import (
     SprtState,
     sprt_decisions,
 )
+from recallbench.stats._srm import SRM_THRESHOLD, SrmResult, sample_ratio_check
 
 __all__ = [
     "CORRECTIONS",
     "DECISIONS",
+    "DEFAULT_TAU",
     "RANK_CLASSES",
+    "SRM_THRESHOLD",
     "BetaBinomialState",
     "Correction",
     "Decision",
+    "Interleaving",
+    "InterleavingSummary",
+    "MixtureSPRT",
+    "MsprtPath",
+    "MsprtSettings",
     "OneSided",
+    "Outcome",
     "PairedResult",
     "PairedSPRT",
     "PairedSettings",
@@ -54,14 +81,19 @@ __all__ = [
     "SampleSize",
     "SprtSettings",
     "SprtState",
+    "SrmResult",
+    "Team",
     "adjust",
     "bca_interval",
     "benjamini_hochberg",
     "bootstrap_means",
     "classify",
+    "first_rejections",
     "holm",
     "minimum_detectable_effect",
     "minimum_differing",
+    "mixture_likelihood_ratio",
+    "msprt_path",
     "paired_results",
     "percentile_interval",
     "probability_better",
@@ -69,10 +101,14 @@ __all__ = [
     "randomisation_pvalues",
     "rank_difference",
     "rank_differences",
+    "sample_ratio_check",
     "sample_size",
     "smallest_p",
     "smallest_pvalue",
     "sprt_decisions",
+    "summarise",
+    "summary_from_counts",
     "t_test_power",
+    "team_draft",
     "worse_pvalue",
 ]
