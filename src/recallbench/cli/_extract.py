@@ -24,6 +24,8 @@ LOCOMO_PREFIX = "locomo-events:"
 DEFAULT_RULES = ("exact", "jaccard>=0.5", "containment>=0.7", "fuzzy>=85")
 """The deterministic rules scored when no --rule is given."""
 SHOWN_CHANGES = 5
+BUNDLED = ("meeting-sample",)
+"""Ground truth shipped in recallbench.extraction's data folder, loadable by name."""
 
 
 @click.command(
@@ -32,14 +34,16 @@ Examples:
   recallbench extract --ground-truth locomo-events:data/locomo --conversation conv-30
   recallbench extract --ground-truth locomo-events:data/locomo10.json --rule jaccard>=0.6
   recallbench extract --ground-truth gold.json --output extracted.json --rule exact
+  recallbench extract --ground-truth meeting-sample
   recallbench extract --ground-truth gold.json --save-output out/baseline.json --out out/
 
 \b
-Ground truth: a recallbench.extraction/v1 file, or {LOCOMO_PREFIX}PATH (LoCoMo's
+Ground truth: a recallbench.extraction/v1 file, {LOCOMO_PREFIX}PATH (LoCoMo's
 locomo10.json or its folder: sessions as documents, their annotated events and
-observations). Output: the built-in deterministic extractor (baseline), or a
-recallbench.extraction-output/v1 file. Rules: exact (after normalisation), jaccard>=T,
-containment>=T, fuzzy>=T (0-100), embedding>=T (the built-in dense model).
+observations), or a bundled corpus by name (meeting-sample). Output: the built-in
+deterministic extractor (baseline), or a recallbench.extraction-output/v1 file. Rules:
+exact (after normalisation), jaccard>=T, containment>=T, fuzzy>=T (0-100), embedding>=T
+(the built-in dense model).
 
 \b
 Exit codes: 0 scored; 2 bad input or usage (nothing is written); 130 interrupted.
@@ -49,8 +53,9 @@ Exit codes: 0 scored; 2 bad input or usage (nothing is written); 130 interrupted
     "--ground-truth",
     "truth_spec",
     required=True,
-    metavar="FILE|locomo-events:PATH",
-    help="Extraction ground truth: a recallbench.extraction/v1 file or locomo-events:PATH.",
+    metavar="FILE|locomo-events:PATH|NAME",
+    help="Extraction ground truth: a recallbench.extraction/v1 file, locomo-events:PATH, "
+    "or a bundled corpus (meeting-sample).",
 )
 @click.option(
     "--conversation",
@@ -148,6 +153,8 @@ def _ground_truth(spec: str, conversations: tuple[str, ...]) -> ExtractionGround
         return load_locomo_extraction(path, list(conversations) or None)
     if conversations:
         raise ConfigError(f"--conversation applies to {LOCOMO_PREFIX}PATH only")
+    if spec in BUNDLED and not Path(spec).exists():
+        return load_ground_truth(Path(__file__).parents[1] / "extraction" / "data" / f"{spec}.json")
     prefix, colon, _ = spec.partition(":")
     if colon and prefix.isidentifier() and not Path(spec).exists():
         raise ConfigError(

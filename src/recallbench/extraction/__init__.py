@@ -7,7 +7,9 @@ observations, graph connections), scored against ground truth.
   and one optimal one-to-one assignment;
 - measures: event, entity, deduplication (B-cubed), observation coverage and connection
   scores per document and aggregated with bootstrap intervals;
-- LoCoMo's events and observations as ground truth, and a deterministic baseline extractor.
+- LoCoMo's events and observations as ground truth, and a deterministic baseline extractor;
+- decision tests for memory writes (ADD / UPDATE / DELETE / NOOP) with a bundled fixture,
+  a scorer and a deterministic baseline decider; a bundled meeting corpus (``data/``).
 
 Names are imported on first use (PEP 562).
 """
@@ -20,6 +22,20 @@ from recallbench._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from recallbench.extraction._baseline import BaselineExtractor, extract_document
+    from recallbench.extraction._decisions import (
+        DECISIONS_FORMAT,
+        Decision,
+        DecisionCase,
+        DecisionFixture,
+        DecisionScores,
+        Memory,
+        baseline_decisions,
+        bundled_decisions,
+        decide,
+        load_decisions,
+        score_decisions,
+        validated_decisions,
+    )
     from recallbench.extraction._formats import (
         GROUND_TRUTH_FORMAT,
         OUTPUT_FORMAT,
@@ -64,6 +80,7 @@ if TYPE_CHECKING:
     from recallbench.extraction._normalise import normalise, tokens
 
 __all__ = [
+    "DECISIONS_FORMAT",
     "DEFAULT_RULE",
     "GROUND_TRUTH_FORMAT",
     "MEASURES",
@@ -71,6 +88,10 @@ __all__ = [
     "SCORES_FORMAT",
     "Aggregate",
     "BaselineExtractor",
+    "Decision",
+    "DecisionCase",
+    "DecisionFixture",
+    "DecisionScores",
     "Evidence",
     "Expansion",
     "ExpectedConnection",
@@ -88,25 +109,32 @@ __all__ = [
     "GoldDocument",
     "GraphCase",
     "MatchRule",
+    "Memory",
     "UnitScores",
     "assign",
+    "baseline_decisions",
     "bcubed",
+    "bundled_decisions",
+    "decide",
     "extract_document",
+    "load_decisions",
     "load_ground_truth",
     "load_locomo_extraction",
     "load_output",
     "match",
     "names_match",
     "normalise",
+    "score_decisions",
     "score_extraction",
     "similarity",
     "tokens",
+    "validated_decisions",
     "validated_ground_truth",
     "validated_output",
 ]
 
 __getattr__ = lazy_exports(
     __name__,
-    ("_formats", "_matching", "_measures", "_normalise", "_locomo", "_baseline"),
+    ("_formats", "_matching", "_measures", "_normalise", "_locomo", "_baseline", "_decisions"),
     __all__,
 )
