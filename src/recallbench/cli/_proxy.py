@@ -29,6 +29,7 @@ Examples:
   recallbench proxy --profile server-memory --redact 'sk-[A-Za-z0-9]+'   # API keys
   recallbench proxy -- node my-memory-server.js --db memory.db   # forward only
   recallbench proxy --profile my-server.toml -- python server.py  # profile's rules, own command
+  recallbench proxy --profile server-memory --shadow agentrecall --shadow-percent 100
 In an MCP client's configuration, give `recallbench proxy ...` as the server's command.
 Logged: each search (query, ranked ids and texts, latency); feedback read_after_search,
 re_search (near-duplicate query within 120 s), scroll_past (shown, never read) and, with
@@ -109,6 +110,28 @@ At exit it prints how many records were written, dropped and lost.
     help="With --http: a browser origin (e.g. http://localhost:3000) allowed to connect; "
     "requests with any other Origin are refused (repeatable).",
 )
+@click.option(
+    "--shadow",
+    "shadow_name",
+    metavar="PROFILE",
+    help="Shadow mode: start this profile's server as a candidate, give it every write the "
+    "agent makes (mapped through its [ingest]) and a sample of the searches, after the "
+    "agent's answer; both ranked lists go to shadow_runs. The agent sees the primary only.",
+)
+@click.option(
+    "--shadow-percent",
+    type=click.FloatRange(0, 100),
+    default=10.0,
+    show_default=True,
+    metavar="PERCENT",
+    help="With --shadow: searches mirrored, chosen by a hash of the query text (the same "
+    "query always in or out).",
+)
+@click.option(
+    "--shadow-store-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="With --shadow: the candidate's data folder (default: a temporary folder).",
+)
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @reports_errors
 def proxy(
@@ -124,6 +147,9 @@ def proxy(
     token: str | None,
     no_auth: bool,
     allow_origins: tuple[str, ...],
+    shadow_name: str | None,
+    shadow_percent: float,
+    shadow_store_dir: Path | None,
     command: tuple[str, ...],
 ) -> None:
     """Serve an MCP memory server's tools through a logging proxy (MCP over stdio, or
@@ -140,6 +166,10 @@ def proxy(
         raise click.UsageError("--store-dir is the profile's {workdir}: it needs --profile")
     if not workspace:
         raise ConfigError("the workspace must not be empty")
+    if shadow_name is not None and profile_name is None:
+        raise click.UsageError("--shadow needs --profile: its tools say what to mirror")
+    if shadow_store_dir is not None and shadow_name is None:
+        raise click.UsageError("--shadow-store-dir is the candidate's folder: it needs --shadow")
     if no_auth and token:
         raise click.UsageError(f"--no-auth and a token (--token or ${TOKEN_ENV}) contradict")
     if token is not None and not token.strip():
@@ -159,6 +189,9 @@ def proxy(
         token=token,
         auth=not no_auth,
         allow_origins=allow_origins,
+        shadow=_profile(shadow_name) if shadow_name else None,
+        shadow_percent=shadow_percent,
+        shadow_store_dir=shadow_store_dir,
     )
     try:
         anyio.run(serve, options)

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
     from mcp.server.lowlevel import Server
 
+    from recallbench.online._shadow import Shadow
     from recallbench.online._upstream import Upstream
     from recallbench.telemetry import TelemetryLogger, TelemetryStats
 
@@ -266,6 +267,7 @@ class Proxy:
         watch: Watch,
         telemetry: TelemetryLogger | None,
         validate_tool: bool = False,
+        shadow: Shadow | None = None,
     ) -> None:
         self.upstream = upstream
         self.watch = watch
@@ -274,6 +276,10 @@ class Proxy:
         self.sessions: dict[str | None, ProxySession] = {}
         self.verbatim = Verbatim(upstream.initialized.protocol_version)
         self.observer = Observer()
+        self.shadow = shadow
+        """The candidate of ``--shadow``: its rows are written by the logging thread."""
+        if shadow is not None:
+            shadow.submit = self.observer.submit
 
     async def check_tools(self) -> None:
         """Refuse to serve (SystemUnderTestError) when the server lacks the profile's search
@@ -338,15 +344,31 @@ class Proxy:
             self.observer.wait()  # the searches it may refer to are logged first
             return self._validate(session, params.arguments or {})
         started, clock = time.perf_counter(), time.monotonic()
-        answer = await self.upstream.request(types.CallToolRequest(params=params))
+        arguments = params.arguments or {}
+        query_id = uuid.uuid4().hex  # the search's id in query_log and shadow_runs alike
+        try:
+            answer = await self.upstream.request(types.CallToolRequest(params=params))
+        except Exception:
+            if self.shadow is not None:  # a failed search is still compared
+                latency_ms = (time.perf_counter() - started) * 1000
+                self.shadow.observe(params.name, arguments, None, latency_ms, query_id)
+            raise
         latency_ms = (time.perf_counter() - started) * 1000
         if self.watch.search_tool is not None:  # a profile: something to recognise
-            arguments = params.arguments or {}
             self.observer.submit(
                 functools.partial(
-                    self._observe_safely, session, params.name, arguments, answer, clock, latency_ms
+                    self._observe_safely,
+                    session,
+                    params.name,
+                    arguments,
+                    answer,
+                    clock,
+                    latency_ms,
+                    query_id,
                 )
             )
+        if self.shadow is not None:  # only queued: the candidate is asked after we return
+            self.shadow.observe(params.name, arguments, answer, latency_ms, query_id)
         return self.verbatim.keep(ctx, answer)
 
     def _observe_safely(
@@ -357,9 +379,10 @@ class Proxy:
         answer: dict[str, Any],
         clock: float,
         latency_ms: float,
+        query_id: str,
     ) -> None:
         try:
-            self._observe(session, tool, arguments, answer, clock, latency_ms)
+            self._observe(session, tool, arguments, answer, clock, latency_ms, query_id)
         except Exception as error:  # logging must never fail the agent's call
             warn(f"could not log the call of {tool}: {type(error).__name__}: {error}")
 
@@ -382,7 +405,14 @@ class Proxy:
     def finish(self) -> None:
         """The proxy stops: end every session (closing their last searches), then write
         what is queued. Calling it again does nothing."""
+        if self.shadow is not None:
+            self.shadow.close()  # no row after the logging thread has stopped
         self.observer.stop()  # every answered call logged first
+        shadow, self.shadow = self.shadow, None
+        if shadow is not None:
+            warn(shadow.stats.line())
+            if shadow.store is not None:
+                shadow.store.close()
         while self.sessions:
             _, session = self.sessions.popitem()
             self._end(session)
@@ -413,6 +443,7 @@ class Proxy:
         answer: dict[str, Any],
         clock: float,
         latency_ms: float,
+        query_id: str | None = None,
     ) -> None:
         watch = self.watch
         if tool == watch.search_tool and watch.query_path is not None:
@@ -422,7 +453,7 @@ class Proxy:
                 return
             ids = result_ids(hit_id for hit_id, _ in hits)
             texts = {hit_id: text for hit_id, text in reversed(hits) if hit_id and text}
-            search = Search(uuid.uuid4().hex, str(query), ids, clock)
+            search = Search(query_id or uuid.uuid4().hex, str(query), ids, clock)
             events = session.rules.search(search)
             if self.telemetry is not None:
                 self.telemetry.log_search(
@@ -441,32 +472,8 @@ class Proxy:
 
     def _hits(self, answer: dict[str, Any]) -> list[tuple[str | None, str]] | None:
         """(id, text) of each hit of a search answer; None when the answer is an error."""
-        import mcp_types as types
-
         profile = self.watch.profile
-        if profile is None or _is_error(answer):
-            return None
-        result = types.CallToolResult.model_validate(answer, by_name=False)
-        texts = answer_texts(result)
-        patterns = profile.results.error_patterns
-        if any(re.search(pattern, text) for pattern in patterns for text in texts):
-            return None
-        try:
-            found = raw_hits(result, profile.results, profile.name)
-        except SystemUnderTestError as error:
-            warn(f"search not logged: {error}")
-            return None
-        id_path = profile.proxy.id or profile.results.id
-        text_path = profile.proxy.text or profile.results.text
-        hits: list[tuple[str | None, str]] = []
-        for item in found:
-            text = hit_text(item, text_path)
-            if id_path:
-                value = select(item, id_path)
-                hits.append((None if value is None else str(value), text))
-            else:  # a server that returns text only (content-matched profiles)
-                hits.append((text_id(text) if text else None, text))
-        return hits
+        return None if profile is None else hits_of(profile, answer)
 
     def _log_feedback(self, session: ProxySession, events: list[Feedback]) -> None:
         if self.telemetry is None:
@@ -501,6 +508,39 @@ class Proxy:
             warn(f"could not log the validation of {doc_id}: {error}")
             return _text(f"not recorded: {doc_id} was {verdict}, but logging failed", False)
         return _text(f"recorded: {doc_id} was {verdict} (query {query_id})", False)
+
+
+def hits_of(
+    profile: Profile, answer: dict[str, Any], quiet: bool = False
+) -> list[tuple[str | None, str]] | None:
+    """(id, text) of each hit of a search answer by ``profile``'s server; None when the
+    answer is an error (said on standard error when it cannot be read, unless ``quiet``)."""
+    import mcp_types as types
+
+    if _is_error(answer):
+        return None
+    result = types.CallToolResult.model_validate(answer, by_name=False)
+    texts = answer_texts(result)
+    patterns = profile.results.error_patterns
+    if any(re.search(pattern, text) for pattern in patterns for text in texts):
+        return None
+    try:
+        found = raw_hits(result, profile.results, profile.name)
+    except SystemUnderTestError as error:
+        if not quiet:
+            warn(f"search not logged: {error}")
+        return None
+    id_path = profile.proxy.id or profile.results.id
+    text_path = profile.proxy.text or profile.results.text
+    hits: list[tuple[str | None, str]] = []
+    for item in found:
+        text = hit_text(item, text_path)
+        if id_path:
+            value = select(item, id_path)
+            hits.append((None if value is None else str(value), text))
+        else:  # a server that returns text only (content-matched profiles)
+            hits.append((text_id(text) if text else None, text))
+    return hits
 
 
 def _is_error(answer: Mapping[str, Any]) -> bool:

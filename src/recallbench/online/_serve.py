@@ -32,6 +32,7 @@ import anyio
 from recallbench.core import ConfigError
 from recallbench.online._guard import Guard, new_token
 from recallbench.online._proxy import Proxy, Watch, warn
+from recallbench.online._shadow import Shadow
 from recallbench.online._stdio import loop_stdio
 from recallbench.online._upstream import (
     Launch,
@@ -79,6 +80,12 @@ class ProxyOptions:
     """False: no token asked over HTTP (``--no-auth``)."""
     allow_origins: tuple[str, ...] = ()
     """Browser origins allowed over HTTP (any other Origin is refused)."""
+    shadow: Profile | None = None
+    """The candidate of shadow mode (needs ``profile``: its tools say what to mirror)."""
+    shadow_percent: float = 10.0
+    """Searches mirrored to the candidate (sampled by a hash of the query)."""
+    shadow_store_dir: Path | None = None
+    """The candidate's ``{workdir}``; None: a temporary folder, removed."""
 
 
 async def serve(options: ProxyOptions) -> None:
@@ -88,19 +95,27 @@ async def serve(options: ProxyOptions) -> None:
     async with AsyncExitStack() as stack:
         upstream = await Upstream.connect(_launch(options, stack), stack)
         logs = options.profile is not None or options.validate_tool  # else nothing to log
+        shadow = await _shadow(options, stack)
         proxy = Proxy(
             upstream,
             Watch.of(options.profile, _name(options)),
             _telemetry(options) if logs else None,
             validate_tool=options.validate_tool,
+            shadow=shadow,
         )
         try:
             await proxy.check_tools()
+            if shadow is not None:
+                await shadow.check_tools()
             server = proxy.server()
-            if options.http_port is None:
-                await _serve_stdio(server, proxy, upstream)
-            else:
-                await _serve_http(server, proxy, upstream, options)
+            async with anyio.create_task_group() as group:
+                if shadow is not None:  # the candidate is served by a task of its own
+                    group.start_soon(shadow.run)
+                if options.http_port is None:
+                    await _serve_stdio(server, proxy, upstream)
+                else:
+                    await _serve_http(server, proxy, upstream, options)
+                group.cancel_scope.cancel()
         finally:
             proxy.finish()  # before the upstream server stops (the stack closes)
         if upstream.lost.is_set():
@@ -128,16 +143,41 @@ def _launch(options: ProxyOptions, stack: AsyncExitStack) -> Launch:
     if options.profile is None:
         launch = command_launch(options.command)
     else:
-        if options.store_dir is not None:
-            options.store_dir.mkdir(parents=True, exist_ok=True)
-            workdir = options.store_dir.resolve()
-        else:
-            workdir = Path(tempfile.mkdtemp(prefix=f"recallbench-proxy-{options.profile.name}-"))
-            stack.callback(shutil.rmtree, workdir, ignore_errors=True)
+        workdir = _workdir(options.profile, options.store_dir, stack)
         launch = profile_launch(options.profile, workdir, options.command)
     if options.call_timeout is not None:
         launch = replace(launch, call_timeout=options.call_timeout)
     return launch
+
+
+def _workdir(profile: Profile, store_dir: Path | None, stack: AsyncExitStack) -> Path:
+    """``store_dir`` (created, kept), or a temporary folder removed when ``stack`` closes."""
+    if store_dir is not None:
+        store_dir.mkdir(parents=True, exist_ok=True)
+        return store_dir.resolve()
+    workdir = Path(tempfile.mkdtemp(prefix=f"recallbench-proxy-{profile.name}-"))
+    stack.callback(shutil.rmtree, workdir, ignore_errors=True)
+    return workdir
+
+
+async def _shadow(options: ProxyOptions, stack: AsyncExitStack) -> Shadow | None:
+    """The candidate of ``--shadow``, started (its own folder, its profile's timeouts) with
+    the store its runs go to (None when the store cannot be opened: mirrored anyway)."""
+    from recallbench.store import open_store
+
+    candidate = options.shadow
+    if candidate is None:
+        return None
+    if options.profile is None:
+        raise ConfigError("--shadow needs --profile (its tools say what to mirror)")
+    workdir = _workdir(candidate, options.shadow_store_dir, stack)
+    upstream = await Upstream.connect(profile_launch(candidate, workdir), stack)
+    try:
+        store = open_store(options.store_url, workspace=options.workspace)
+    except Exception as error:
+        warn(f"shadow runs are not stored: the store cannot be opened: {error}")
+        store = None
+    return Shadow(upstream, options.profile, candidate, options.shadow_percent, store)
 
 
 def _telemetry(options: ProxyOptions) -> Any:

@@ -8,6 +8,7 @@ every read and write is confined to the store's workspace.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -92,6 +93,29 @@ class TelemetryStore:
                 _execute_many(connection, feedback_events.insert(), feedback_rows)
             if judged:
                 _execute_many(connection, _judgment_upsert(connection), judged)
+
+    def log_shadow_run(self, run: dict[str, Any]) -> None:
+        """Write one shadow run (``shadow_runs`` columns but the workspace and, when not
+        given, ``created_at``): the ranked lists as JSON arrays of ids."""
+        row = {"created_at": datetime.now(UTC), **run, "workspace_id": self.workspace}
+        for side in ("control_results", "treatment_results"):
+            row[side] = json.dumps(list(row[side]))
+        with transaction(self._engine, write=True) as connection:
+            connection.execute(shadow_runs.insert(), [row])
+
+    def shadow_runs(self) -> list[dict[str, Any]]:
+        """This workspace's shadow runs, oldest first, the ranked lists as tuples of ids."""
+        query = (
+            select(shadow_runs)
+            .where(_mine(shadow_runs, self.workspace))
+            .order_by(shadow_runs.c.created_at, shadow_runs.c.id)
+        )
+        with transaction(self._engine) as connection:
+            rows = [dict(row) for row in connection.execute(query).mappings()]
+        for row in rows:
+            for side in ("control_results", "treatment_results"):
+                row[side] = tuple(json.loads(row[side]))
+        return rows
 
     def query_log(
         self,
