@@ -26,6 +26,10 @@ Without a profile (``-- COMMAND``) nothing is logged. Logging can never fail a c
 errors go to standard error. It happens in a thread of its own (:class:`Observer`), in the
 order the calls were answered, after the answer has gone back.
 
+With ``--shadow``, each answered call is also handed to :class:`~recallbench.online._shadow.
+Shadow` (a put in a bounded queue, a few microseconds) which mirrors writes and sampled
+searches to a candidate server; the search's ``query_id`` is shared with ``shadow_runs``.
+
 Sessions: one per connection: the whole process over stdio; over Streamable HTTP, one per
 ``Mcp-Session-Id`` (requests without one share a session). A session ends when the proxy
 stops, or after ``SESSION_IDLE`` seconds without a request (HTTP).
