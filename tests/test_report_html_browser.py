@@ -7,7 +7,6 @@ tests skip with one line, unless RECALLBENCH_REQUIRE_BROWSER=1, where they fail.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,50 +15,19 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from headless_browser import SCREENSHOTS, launched_browser
 from recallbench.cli import main
 from recallbench.core import Dataset, Run
 from recallbench.core._run import Hit, QueryResult, RunSpec
 from recallbench.measures import parse_measures
 from recallbench.report import build_report, write_outputs
 
-CHROMIUM = Path("/usr/bin/chromium")
-SCREENSHOTS = Path(__file__).resolve().parents[1] / ".cache" / "screenshots"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 MEASURES = ["-m", "ndcg@10", "-m", "recall@10", "-m", "mrr@10"]
-
-
-def _missing() -> str | None:
-    if not CHROMIUM.exists():
-        return f"needs {CHROMIUM} (apt-get install -y chromium)"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "needs playwright (pip install playwright; no browser download)"
-    return None
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    reason = _missing()
-    if reason is not None:
-        if os.environ.get("RECALLBENCH_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"RECALLBENCH_REQUIRE_BROWSER=1 but {reason}")
-        pytest.skip(reason)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield launched
-        launched.close()
+    yield from launched_browser()
 
 
 @pytest.fixture(scope="module")

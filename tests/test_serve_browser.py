@@ -20,49 +20,18 @@ from typing import Any
 
 import pytest
 
+from headless_browser import SCREENSHOTS, launched_browser
 from recallbench.serve._preferences import preferences
 from recallbench.store import open_store
 from test_serve_seed import seed
 
-CHROMIUM = Path("/usr/bin/chromium")
-SCREENSHOTS = Path(__file__).resolve().parents[1] / ".cache" / "screenshots"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 LABELS = 20
 START_TIMEOUT = 60.0
 
 
-def _missing() -> str | None:
-    if not CHROMIUM.exists():
-        return f"needs {CHROMIUM} (apt-get install -y chromium)"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "needs playwright (pip install playwright; no browser download)"
-    return None
-
-
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    reason = _missing()
-    if reason is not None:
-        if os.environ.get("RECALLBENCH_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"RECALLBENCH_REQUIRE_BROWSER=1 but {reason}")
-        pytest.skip(reason)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield launched
-        launched.close()
+    yield from launched_browser()
 
 
 @pytest.fixture
