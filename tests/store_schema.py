@@ -17,6 +17,7 @@ MIGRATIONS = [
     (4, "m004_llm_judgments"),
     (5, "m005_run_judge"),
     (6, "m006_pairwise_preferences"),
+    (7, "m007_shadow_errors"),
 ]
 
 # ---------------------------------------------------------------- SQLite
@@ -156,6 +157,9 @@ SQLITE_COLUMNS = {
         ("jaccard", "FLOAT", 0, None, 0),
         ("top1_changed", "BOOLEAN", 0, None, 0),
         ("created_at", "DATETIME", 1, None, 0),
+        # added by m007 (ALTER TABLE appends them)
+        ("control_error", "TEXT", 0, None, 0),
+        ("treatment_error", "TEXT", 0, None, 0),
     ],
     "judge_cache": [
         ("workspace_id", "TEXT", 1, "'default'", 1),
@@ -468,6 +472,9 @@ POSTGRES_COLUMNS = {
         ("jaccard", "double precision", "YES", None),
         ("top1_changed", "boolean", "YES", None),
         ("created_at", TS, "NO", None),
+        # added by m007 (ALTER TABLE appends them)
+        ("control_error", "text", "YES", None),
+        ("treatment_error", "text", "YES", None),
     ],
     "judge_cache": [
         WS,

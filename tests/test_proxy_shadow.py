@@ -227,6 +227,15 @@ def test_a_candidate_that_hangs_or_dies_changes_nothing_for_the_agent(
         assert run["treatment_results"] == () and run["treatment_latency_ms"] is None
         assert run["kendall_tau"] is None and run["control_latency_ms"] is not None
     assert by_query["ledger"]["control_results"] == ("ledger-db",)
+    # each failure's text is stored with its side; a side that answered has none
+    assert by_query["hang"]["treatment_error"] == "timeout"
+    assert by_query["die"]["treatment_error"] == (
+        "MCPError: recallbench proxy: flaky closed the connection (it exited)"
+    )
+    assert by_query["ledger"]["treatment_error"] == "RuntimeError: flaky exited"
+    for query in ("postgres", "friday"):
+        assert by_query[query]["treatment_error"] is None
+    assert all(run["control_error"] is None for run in runs)
 
 
 # --- the parts alone --------------------------------------------------------------------

@@ -352,10 +352,10 @@ class Proxy:
         query_id = uuid.uuid4().hex  # the search's id in query_log and shadow_runs alike
         try:
             answer = await self.upstream.request(types.CallToolRequest(params=params))
-        except Exception:
+        except Exception as error:
             if self.shadow is not None:  # a failed search is still compared
                 latency_ms = (time.perf_counter() - started) * 1000
-                self.shadow.observe(params.name, arguments, None, latency_ms, query_id)
+                self.shadow.observe(params.name, arguments, None, latency_ms, query_id, error)
             raise
         latency_ms = (time.perf_counter() - started) * 1000
         if self.watch.search_tool is not None:  # a profile: something to recognise

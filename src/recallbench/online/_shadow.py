@@ -15,9 +15,11 @@ dark, so that the two rankings can be compared on real traffic.
   written to ``shadow_runs`` from the proxy's logging thread.
 
 A side that gave no readable search (a JSON-RPC error, ``isError``, a timeout, a server
-that exited) is stored with no results and a NULL latency, and counted as an error; the
-candidate's failures are said on standard error (the first of each kind) and counted in
-the summary line at exit, never passed to the agent.
+that exited) is stored with no results, a NULL latency and a short message in its error
+column (``control_error``, ``treatment_error``: the exception's type and message, the
+tool's error text, or ``timeout``), and counted as an error; the candidate's failures are
+also said on standard error (the first of each kind) and counted in the summary line at
+exit, never passed to the agent.
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ DEFAULT_PERCENT = 10.0
 """Searches mirrored by default (the design note's 10%)."""
 DEFAULT_K = 10
 """``k`` for a candidate whose template needs it when the agent's search gave none."""
+ERROR_CHARS = 500
+"""A side's stored error message is cut to this many characters."""
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][\w.]*)\}")
 
 
@@ -130,6 +134,8 @@ class Mirrored:
     answer: dict[str, Any] | None
     """The primary's answer (None: it failed)."""
     latency_ms: float
+    error: str | None = None
+    """Why the primary gave no answer (see :func:`describe`), when it raised."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,9 +206,10 @@ class Shadow:
         answer: dict[str, Any] | None,
         latency_ms: float,
         query_id: str | None,
+        error: BaseException | None = None,
     ) -> None:
-        """After the agent's call was answered: queue what the candidate must see. Never
-        raises (the agent's call is done)."""
+        """After the agent's call was answered (or failed with ``error``, ``answer`` None):
+        queue what the candidate must see. Never raises (the agent's call is done)."""
         try:
             if tool == self.primary.ingest.tool and answer is not None:
                 if not answer.get("isError"):  # the primary refused it: so does the shadow
@@ -216,7 +223,10 @@ class Shadow:
                 if not sampled(str(query), self.percent):
                     self.stats.sampled_out += 1
                     return
-                search = Mirrored(query_id or "", str(query), arguments, answer, latency_ms)
+                failure = None if error is None else describe(error)
+                search = Mirrored(
+                    query_id or "", str(query), arguments, answer, latency_ms, failure
+                )
                 self._offer(Job("search", search=search))
         except Exception as error:
             self._warn("observe", f"could not mirror {tool}: {type(error).__name__}: {error}")
@@ -278,19 +288,28 @@ class Shadow:
         )
         started = time.perf_counter()
         answer: dict[str, Any] | None
+        failure: str | None = None
         try:
             answer = await self._call(profile.search.tool, arguments)
         except Exception as error:
             answer = None
+            failure = describe(error)
             self._warn("search", f"the candidate failed a search: {_describe(error)}")
         latency_ms = (time.perf_counter() - started) * 1000
         if answer is None or answer.get("isError"):
             self.stats.errors += 1
         if self.store is not None and not self._closed:
-            self.submit(lambda: self._record(search, answer, latency_ms))
+            self.submit(lambda: self._record(search, answer, latency_ms, failure))
 
-    def _record(self, search: Mirrored, answer: dict[str, Any] | None, latency_ms: float) -> None:
-        """In the proxy's logging thread: parse both answers, write the pair."""
+    def _record(
+        self,
+        search: Mirrored,
+        answer: dict[str, Any] | None,
+        latency_ms: float,
+        failure: str | None = None,
+    ) -> None:
+        """In the proxy's logging thread: parse both answers, write the pair (``failure``:
+        why the candidate gave no answer, when it raised)."""
         control = _ids(self.primary, search.answer)
         treatment = _ids(self.profile, answer)
         run: dict[str, Any] = {
@@ -299,6 +318,8 @@ class Shadow:
             "treatment_results": treatment or [],
             "control_latency_ms": None if control is None else search.latency_ms,
             "treatment_latency_ms": None if treatment is None else latency_ms,
+            "control_error": None if control is not None else _error(search.answer, search.error),
+            "treatment_error": None if treatment is not None else _error(answer, failure),
         }
         if control is not None and treatment is not None:
             k = max(len(control), len(treatment), 1)
@@ -330,3 +351,36 @@ def _ids(profile: Profile, answer: dict[str, Any] | None) -> list[str] | None:
 def _describe(error: BaseException) -> str:
     message = getattr(getattr(error, "error", None), "message", None) or str(error)
     return f"{type(error).__name__}: {message}"
+
+
+def describe(error: BaseException) -> str:
+    """A short message for a failed call: ``timeout`` for the upstream's call timeout,
+    otherwise the exception's type and message."""
+    from mcp_types import REQUEST_TIMEOUT
+
+    inner = getattr(error, "error", None)
+    if isinstance(error, TimeoutError) or getattr(inner, "code", None) == REQUEST_TIMEOUT:
+        return "timeout"
+    return _short(_describe(error))
+
+
+def _error(answer: dict[str, Any] | None, failure: str | None) -> str:
+    """What a side that gave no readable search stores as its error: the call's failure,
+    or the text of an ``isError`` answer, or that the answer could not be read as a search
+    (with its text: a profile's error pattern matched it, or its hits were unreadable)."""
+    if failure is not None:
+        return failure
+    if answer is None:
+        return "no answer"
+    content = answer.get("content")
+    texts = (
+        [c.get("text") for c in content if isinstance(c, dict)] if isinstance(content, list) else []
+    )
+    text = text_of([t for t in texts if isinstance(t, str)]).strip()
+    if answer.get("isError"):
+        return _short(text or "isError")
+    return _short(f"not a readable search: {text}" if text else "not a readable search")
+
+
+def _short(message: str) -> str:
+    return message if len(message) <= ERROR_CHARS else message[: ERROR_CHARS - 1] + "…"

@@ -375,6 +375,19 @@ def m006_pairwise_preferences(connection: Connection) -> None:
         )
 
 
+def m007_shadow_errors(connection: Connection) -> None:
+    """A shadow run records why a side gave no readable search: a short message (the
+    exception's type and message, the tool's ``isError`` text, or ``timeout``); NULL for a
+    side that answered. Nullable columns without a default, added as m005 adds its own."""
+    columns = (
+        Column("control_error", Text),
+        Column("treatment_error", Text),
+    )
+    for column in columns:
+        kind = column.type.compile(dialect=connection.dialect)
+        connection.exec_driver_sql(f"ALTER TABLE shadow_runs ADD COLUMN {column.name} {kind}")
+
+
 MIGRATIONS: list[Migration] = [
     m001_history,
     m002_telemetry,
@@ -382,5 +395,6 @@ MIGRATIONS: list[Migration] = [
     m004_llm_judgments,
     m005_run_judge,
     m006_pairwise_preferences,
+    m007_shadow_errors,
 ]
 """In order; append only."""

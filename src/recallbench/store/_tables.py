@@ -202,6 +202,8 @@ shadow_runs = Table(
     Column("jaccard", Float),
     Column("top1_changed", Boolean),
     Column("created_at", UTCDateTime, nullable=False),
+    Column("control_error", Text),  # m007
+    Column("treatment_error", Text),  # m007
 )
 
 judge_cache = Table(
