@@ -45,11 +45,8 @@ def _judged(failed_every: int, tokens: int = 1_000) -> tuple[Dataset, Report]:
         cost=0.002 * sum(1 for j in judgments if not j.failed),
     )  # fmt: skip
     judged = with_labels(dataset, items, judgments, "relevance v1")
-    judged = Dataset.model_validate(
-        {
-            **{name: getattr(judged, name) for name in Dataset.model_fields},
-            "metadata": {**judged.metadata, METADATA_KEY: summary.model_dump(mode="json")},
-        }
+    judged = judged.replaced(
+        metadata={**judged.metadata, METADATA_KEY: summary.model_dump(mode="json")}
     )
     return judged, build_report(judged, run, parse_measures(("ndcg@10",)))
 

@@ -12,7 +12,6 @@ from click.testing import CliRunner
 from sqlalchemy import MetaData, Table
 
 from recallbench.cli import main
-from recallbench.core import Dataset
 from recallbench.datasets import load_dataset
 from recallbench.judges._fill import unjudged_pool, with_labels
 from recallbench.judges._judgment import JudgeStats, Judgment
@@ -58,11 +57,8 @@ def _judged(failed_every: int, model: str = "m") -> Report:
         cost=0.002 * sum(1 for j in judgments if not j.failed),
     )  # fmt: skip
     judged = with_labels(dataset, items, judgments, "relevance v1")
-    judged = Dataset.model_validate(
-        {
-            **{name: getattr(judged, name) for name in Dataset.model_fields},
-            "metadata": {**judged.metadata, METADATA_KEY: summary.model_dump(mode="json")},
-        }
+    judged = judged.replaced(
+        metadata={**judged.metadata, METADATA_KEY: summary.model_dump(mode="json")}
     )
     return build_report(judged, run, parse_measures(("ndcg@10", "recall@10")))
 

@@ -295,7 +295,6 @@ def _outputs(
     depth: int,
 ) -> tuple[JudgeReport, Dataset]:
     """The report and the judged dataset (its metadata names the judge)."""
-    from recallbench.judges._fill import _replaced
     from recallbench.judges._fill_report import (
         JudgeReport,
         pair_judgments,
@@ -318,7 +317,7 @@ def _outputs(
         dataset.version if dataset.version.endswith("+judged") else f"{dataset.version}+judged"
     )
     metadata = {**filled.dataset.metadata, METADATA_KEY: summary.model_dump(mode="json")}
-    judged = _replaced(filled.dataset, version=version, metadata=metadata)
+    judged = filled.dataset.replaced(version=version, metadata=metadata)
     rules = Rules(relevance_threshold=dataset.relevance_threshold)
     stats = filled.judged.stats
     report = JudgeReport(

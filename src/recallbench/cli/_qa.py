@@ -194,17 +194,13 @@ def _only(dataset: Dataset, query_ids: set[str]) -> Dataset:
     that conversation's questions, in its own store, and nothing else)."""
     if len(query_ids) == len(dataset.queries):
         return dataset
-    fields = {name: getattr(dataset, name) for name in Dataset.model_fields}
     queries = tuple(q for q in dataset.queries if q.id in query_ids)
     used_units = {q.unit for q in queries}
-    return Dataset.model_validate(
-        {
-            **fields,
-            "queries": queries,
-            "qrels": {q: j for q, j in dataset.qrels.items() if q in query_ids},
-            "label_sources": {q: s for q, s in dataset.label_sources.items() if q in query_ids},
-            "units": {u: d for u, d in dataset.units.items() if u in used_units},
-        }
+    return dataset.replaced(
+        queries=queries,
+        qrels={q: j for q, j in dataset.qrels.items() if q in query_ids},
+        label_sources={q: s for q, s in dataset.label_sources.items() if q in query_ids},
+        units={u: d for u, d in dataset.units.items() if u in used_units},
     )
 
 

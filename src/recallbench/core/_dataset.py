@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cached_property
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from pydantic import Field, JsonValue, StrictBool, StrictInt, StrictStr
 
@@ -163,6 +163,12 @@ class Dataset(Record):
             f"{loader.get('name')}/{loader.get('version')}" if isinstance(loader, dict) else None
         )
         return DatasetRef(name=self.name, version=self.version, sha256=self.sha256, loader=made_by)
+
+    def replaced(self, **changes: Any) -> Dataset:
+        """A new, validated dataset with ``changes``. Not ``model_copy``: that would carry
+        the cached fingerprint and document index of this one over to the new one."""
+        fields = {name: getattr(self, name) for name in type(self).model_fields}
+        return type(self).model_validate({**fields, **changes})
 
     def unit_documents(self, unit: str) -> tuple[Document, ...]:
         """The documents of ``unit``, in the unit's order."""

@@ -49,7 +49,7 @@ from recallbench.judges._agreement import (
     kappa_interval,
     tau_interval,
 )
-from recallbench.judges._fill import PoolItem, _replaced, relevance_inputs, without_labels
+from recallbench.judges._fill import PoolItem, relevance_inputs, without_labels
 from recallbench.judges._judgment import MAX_FAILURE_RATE, Judgment
 from recallbench.judges._ppi import MeanEstimate, classical_mean, ppi_mean
 from recallbench.judges._task_kinds import Relevance, RelevanceInput
@@ -498,8 +498,7 @@ def judge_dataset(
             del qrels[pair.query_id][pair.doc_id]
         else:
             qrels[pair.query_id][pair.doc_id] = judgment.value.grade
-    return _replaced(
-        human,
+    return human.replaced(
         qrels={query: judged for query, judged in qrels.items() if judged},
         label_sources={},
     )

@@ -146,7 +146,7 @@ def with_labels(
             prompt=prompt,
             confidence=judgment.value.confidence,
         )
-    return _replaced(dataset, qrels=qrels, label_sources=sources)
+    return dataset.replaced(qrels=qrels, label_sources=sources)
 
 
 def without_labels(dataset: Dataset, source: str = "llm") -> Dataset:
@@ -167,15 +167,7 @@ def without_labels(dataset: Dataset, source: str = "llm") -> Dataset:
         query: {doc: label for doc, label in by_doc.items() if label.source != source}
         for query, by_doc in dataset.label_sources.items()
     }
-    return _replaced(
-        dataset,
+    return dataset.replaced(
         qrels={query: judged for query, judged in qrels.items() if judged},
         label_sources={query: by_doc for query, by_doc in sources.items() if by_doc},
     )
-
-
-def _replaced(dataset: Dataset, **changes: Any) -> Dataset:
-    """A new dataset with ``changes`` (validated; not ``model_copy``, which would carry
-    the old cached fingerprint over)."""
-    fields = {name: getattr(dataset, name) for name in Dataset.model_fields}
-    return Dataset.model_validate({**fields, **changes})
