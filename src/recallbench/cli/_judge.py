@@ -270,20 +270,36 @@ def read_runs(paths: Sequence[Path], dataset: Dataset) -> list[tuple[str, Run]]:
     ]
 
 
+Bars = Callable[[str], Callable[[int, int], None]]
+"""A title -> the progress callback of a new bar with that title."""
+
+
 @contextlib.contextmanager
-def progress_bar(console: Console, title: str) -> Iterator[Callable[[int, int], None] | None]:
-    """A progress callback drawing a bar on an interactive terminal; None elsewhere."""
+def progress_bars(console: Console) -> Iterator[Bars | None]:
+    """Bars for batches of model calls, on an interactive terminal only (None elsewhere):
+    each call adds a bar under the same display."""
     if not show_progress(console):
         yield None
         return
     columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=console, transient=True) as bar:
-        task = bar.add_task(title, total=None)
+    with Progress(*columns, console=console, transient=True) as display:
 
-        def update(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
+        def bar(title: str) -> Callable[[int, int], None]:
+            task = display.add_task(title, total=None)
 
-        yield update
+            def update(done: int, total: int) -> None:
+                display.update(task, completed=done, total=total)
+
+            return update
+
+        yield bar
+
+
+@contextlib.contextmanager
+def progress_bar(console: Console, title: str) -> Iterator[Callable[[int, int], None] | None]:
+    """One progress callback drawing a bar on an interactive terminal; None elsewhere."""
+    with progress_bars(console) as bars:
+        yield None if bars is None else bars(title)
 
 
 def _outputs(

@@ -4,7 +4,7 @@ answers (J strict and lenient, F1, BLEU-1, evidence recall), reproducibly from a
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,7 +14,7 @@ from rich.console import Console
 
 from recallbench import __version__
 from recallbench.cli._errors import EXIT_SERVICE_FAILED, reports_errors, warn
-from recallbench.cli._judge import read_runs
+from recallbench.cli._judge import progress_bars, read_runs
 from recallbench.cli._options import (
     config_option,
     out_option,
@@ -23,7 +23,7 @@ from recallbench.cli._options import (
     systems_option,
     with_judge_cache_options,
 )
-from recallbench.cli._run import _one_dataset, _record, _systems, make_console, show_progress
+from recallbench.cli._run import _one_dataset, _record, _systems, make_console
 from recallbench.cli._run_io import writable_folder, written
 from recallbench.core import ConfigError, Dataset, Run
 from recallbench.core._files import atomic_write_texts
@@ -146,17 +146,12 @@ def qa(
     with open_cache(cache_spec, store_url) as cache:
         reader = JudgeSetup(reader_config, cache)
         judge = JudgeSetup(judge_config, cache)
-        answered, batches = asyncio.run(
-            answer_and_judge(
-                questions,
-                contexts,
-                recalls,
-                reader,
-                judge,
-                strict=strict,
-                progress=_bars(console),
+        with progress_bars(console) as bars:
+            answered, batches = asyncio.run(
+                answer_and_judge(
+                    questions, contexts, recalls, reader, judge, strict=strict, progress=bars
+                )
             )
-        )
     report = _report(dataset, answered, batches, reader, judge, k, earlier, previous)
     _write(report, out_dir, console)
     unreliable = [c.task for c in report.calls if c.unreliable]
@@ -202,31 +197,6 @@ def _only(dataset: Dataset, query_ids: set[str]) -> Dataset:
         label_sources={q: s for q, s in dataset.label_sources.items() if q in query_ids},
         units={u: d for u, d in dataset.units.items() if u in used_units},
     )
-
-
-def _bars(console: Console) -> Callable[[str], Callable[[int, int], None] | None] | None:
-    """A progress bar per batch of calls on interactive terminals; None elsewhere."""
-    if not show_progress(console):
-        return None
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
-    def bar(title: str) -> Callable[[int, int], None]:
-        progress = Progress(
-            "{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            console=console, transient=True,
-        )  # fmt: skip
-        task = progress.add_task(title, total=None)
-
-        def update(done: int, total: int) -> None:
-            if not progress.live.is_started:
-                progress.start()
-            progress.update(task, completed=done, total=total)
-            if done >= total:
-                progress.stop()
-
-        return update
-
-    return bar
 
 
 def _read_previous(path: Path) -> QAReport:
