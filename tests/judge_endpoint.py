@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from http_json import send_json
 from recallbench.core import Dataset
 
 Grader = Callable[[str], str]
@@ -70,12 +71,7 @@ def _handler(endpoint: Endpoint, grader: PromptGrader) -> type[BaseHTTPRequestHa
                     "total_tokens": (len(user) + len(content)) // 4,
                 },
             }
-            data = json.dumps(answer).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send_json(self, 200, answer)
 
     return Handler
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from http_json import send_json
 from recallbench.core import Dataset, Document, Query
 from recallbench.measures import parse_measures
 from recallbench.report import build_report
@@ -27,12 +28,7 @@ class Handler(BaseHTTPRequestHandler):
         return None
 
     def _reply(self, status: int, body: Any) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        send_json(self, status, body)
 
     def do_POST(self) -> None:
         payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))

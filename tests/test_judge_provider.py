@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+from http_json import send_json
 from recallbench.core._errors import ConfigError, DatasetError
 from recallbench.judges._config import JudgeConfig, judge_config
 from recallbench.judges._local import LocalProvider
@@ -81,14 +82,7 @@ def _handler(server: Server) -> type[BaseHTTPRequestHandler]:
             pass
 
         def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-            data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for name, value in (headers or {}).items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(data)
+            send_json(self, status, payload, headers)
 
         def do_POST(self) -> None:
             _, token, script, *_ = self.path.split("/")

@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from http_json import send_json
+
 HERE = Path(__file__).parent
 HANG_GUARD = 5.0
 """Seconds allowed between the signal and the exit (the promise is about 1 s)."""
@@ -112,12 +114,7 @@ def slow_endpoint() -> Iterator[tuple[str, threading.Event]]:
             if self.path == "/search":
                 asked.set()
                 time.sleep(0.2)
-            body = json.dumps({"hits": []}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            send_json(self, 200, {"hits": []})
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
