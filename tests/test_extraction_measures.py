@@ -189,3 +189,25 @@ def test_the_rule_changes_the_score() -> None:
     assert exact.documents[0].values["event_recall"] == 0.5
     with pytest.raises(KeyError, match="no measure"):
         exact.aggregate("nope")
+
+
+def test_a_component_the_ground_truth_never_annotates_is_undefined_not_zero() -> None:
+    """LoCoMo annotates events but no entities: an extractor's entities cannot be wrong
+    against an annotation that was never made, so entity precision and F1 have no value,
+    while the same entities against a ground truth that lists some score as usual."""
+    from recallbench.extraction._report import build_report
+
+    data = _truth().model_dump(mode="json")
+    for document in data["documents"]:
+        document["entities"] = []
+    truth = validated_ground_truth(data, "no-entities")
+    scores = score_extraction(truth, _output(), MatchRule.parse("exact"), resamples=50)
+    for name in ("entity_precision", "entity_f1", "entity_recall"):
+        aggregate = scores.aggregate(name)
+        assert (aggregate.units, aggregate.macro, aggregate.micro) == (0, None, None)
+        assert all(d.values[name] is None for d in scores.documents)
+    assert scores.aggregate("event_recall").macro is not None
+    reasons = build_report(truth, _output(), [scores]).undefined["exact"]
+    assert reasons["entity_precision"].startswith("the ground truth annotates no entities")
+    full = score_extraction(_truth(), _output(), MatchRule.parse("exact"), resamples=50)
+    assert full.aggregate("entity_precision").macro is not None

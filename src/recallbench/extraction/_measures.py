@@ -27,7 +27,10 @@ Per document, with the items matched one-to-one under the selected rule
 
 A ratio whose denominator is 0 is undefined for that document (precision with nothing
 extracted, recall with nothing expected) and left out of the means, never scored 0 or 1.
-A document the output lacks counts as nothing extracted (as trec_eval ``-c``).
+A document the output lacks counts as nothing extracted (as trec_eval ``-c``). A ground
+truth that annotates no events (no entities) anywhere does not say the documents have none:
+event (entity) precision and F1 are then undefined, not 0, since every extracted item would
+count as wrong against an annotation that was never made (LoCoMo lists no entities).
 
 Aggregates: ``macro`` is the mean over the documents (seeds) where the measure is defined,
 with a bootstrap interval over documents (BCa by default; Efron & Tibshirani 1993) -- the
@@ -357,11 +360,33 @@ def _seed(
     }
 
 
-def _unit(identifier: str, counts: dict[str, float], scope: str) -> UnitScores:
+UNANNOTATED: Final[dict[str, frozenset[str]]] = {
+    "events": frozenset({"event_precision", "event_f1", "category_accuracy", "actor_accuracy"}),
+    "entities": frozenset({"entity_precision", "entity_f1"}),
+}
+"""Measures left undefined when the ground truth annotates none of the component's items."""
+
+
+def unannotated(truth: ExtractionGroundTruth) -> dict[str, frozenset[str]]:
+    """Component -> its measures that are undefined because ``truth`` annotates no item of
+    the component in any document (events, entities)."""
+    present = {
+        "events": any(document.events for document in truth.documents),
+        "entities": any(document.entities for document in truth.documents),
+    }
+    return {part: names for part, names in UNANNOTATED.items() if not present[part]}
+
+
+def _unit(
+    identifier: str, counts: dict[str, float], scope: str, skip: Set[str] = frozenset()
+) -> UnitScores:
     arrays = {key: np.asarray(value) for key, value in counts.items()}
     values: dict[str, float | None] = {}
     for name, (unit, function) in MEASURES.items():
         if unit == scope:
+            if name in skip:
+                values[name] = None
+                continue
             value = float(function(arrays))
             values[name] = None if np.isnan(value) else value
     return UnitScores(id=identifier, counts=counts, values=values)
@@ -401,6 +426,7 @@ def _aggregates(
     level: float,
     method: IntervalMethod,
     seed: int,
+    skip: Set[str] = frozenset(),
 ) -> list[Aggregate]:
     names = [name for name, (unit, _) in MEASURES.items() if unit == scope]
     samples = [
@@ -412,7 +438,7 @@ def _aggregates(
     for name, sample, interval in zip(names, samples, intervals, strict=True):
         function = MEASURES[name][1]
         micro: float | None = None
-        if units:
+        if units and name not in skip:
             pooled = {k: np.asarray(sum(u.counts[k] for u in units)) for k in units[0].counts}
             value = float(function(pooled))
             micro = None if np.isnan(value) else value
@@ -447,6 +473,7 @@ def score_extraction(
     extracted = {document.id: document for document in output.documents}
     expansions = {expansion.seed_document: expansion for expansion in output.expansions}
     gold_ids = {document.id for document in truth.documents}
+    skip = frozenset().union(*unannotated(truth).values())
     documents = []
     for gold in truth.documents:
         out = extracted.get(gold.id, ExtractedDocument(id=gold.id))
@@ -455,13 +482,13 @@ def score_extraction(
             | _entities(gold, out)
             | _observations(gold, out, rule, embed)
         )
-        documents.append(_unit(gold.id, counts, "document"))
+        documents.append(_unit(gold.id, counts, "document", skip))
     seeds = []
     for case in truth.graph:
         found = expansions.get(case.seed_document)
         connections = found.connections if found is not None else ()
         seeds.append(_unit(case.seed_document, _seed(case, connections, rule, embed), "seed"))
-    aggregates = _aggregates(documents, "document", resamples, level, method, seed)
+    aggregates = _aggregates(documents, "document", resamples, level, method, seed, skip)
     aggregates += _aggregates(seeds, "seed", resamples, level, method, seed)
     return ExtractionScores(
         ground_truth=truth.name,

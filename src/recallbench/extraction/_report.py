@@ -15,7 +15,7 @@ from pydantic import JsonValue
 from recallbench import __version__
 from recallbench.core._model import Record
 from recallbench.extraction._formats import ExtractionGroundTruth, ExtractionOutput
-from recallbench.extraction._measures import MEASURES, ExtractionScores
+from recallbench.extraction._measures import MEASURES, ExtractionScores, unannotated
 
 REPORT_FORMAT: Final = "recallbench.extraction-report/v1"
 
@@ -103,13 +103,19 @@ def _sha256(record: Record) -> str:
 def undefined_reasons(truth: ExtractionGroundTruth, scores: ExtractionScores) -> dict[str, str]:
     """Measure -> why no document (seed) defines it, for every measure with no value."""
     reasons: dict[str, str] = {}
+    missing = unannotated(truth)
     matched = sum(d.counts.get("events_matched", 0.0) for d in scores.documents)
     for aggregate in scores.aggregates:
         if aggregate.macro is not None:
             continue
         name = aggregate.measure
         unit, _ = MEASURES[name]
-        if unit == "seed" and not truth.graph:
+        part = next((part for part, names in missing.items() if name in names), None)
+        if part is not None:
+            reasons[name] = (
+                f"the ground truth annotates no {part} (every extracted one would count as wrong)"
+            )
+        elif unit == "seed" and not truth.graph:
             reasons[name] = "the ground truth has no graph cases"
         elif name == "category_accuracy" and not any(
             e.category is not None for d in truth.documents for e in d.events
