@@ -16,6 +16,7 @@ from recallbench.core import ConfigError
 from recallbench.core._files import atomic_write_text
 from recallbench.gates import (
     Baseline,
+    GateResult,
     LoadedConfig,
     baseline_from_report,
     baseline_from_store,
@@ -33,6 +34,11 @@ from recallbench.gates import (
     write_back_target,
     write_baseline,
 )
+from recallbench.gates._extraction import (
+    is_extraction_report,
+    read_extraction_report,
+    run_extraction_gate,
+)
 from recallbench.report import Report, read_report
 
 
@@ -44,6 +50,7 @@ Examples:
   recallbench gate out --baseline baseline.json          # a committed baseline file
   recallbench gate out --accept                          # on main: a pass joins the baseline
   recallbench gate out --write-back server-memory --write-back-dir ~/.agent/memory
+  recallbench gate out/extraction.json                  # [gates.extraction] thresholds
 Exit codes: 0 pass (warnings allowed), 1 fail, 2 bad configuration or input.
 With $GITHUB_STEP_SUMMARY set, the Markdown verdict is appended to the job summary.
 """
@@ -112,8 +119,24 @@ def gate(
     test to ever be significant the gate says it cannot judge the drop (a warning, a
     failure with --strict) and --accept does not add the run to the baseline.
     """
-    report = read_report(report_path)
     loaded = load_config(config_path)
+    if is_extraction_report(report_path):
+        if accept or write_back_system or baseline_spec not in (None, "none"):
+            raise ConfigError(
+                "an extraction report is gated on [gates.extraction] thresholds only: "
+                "--baseline, --accept and --write-back apply to retrieval reports"
+            )
+        extraction = read_extraction_report(report_path)
+        _verdict(
+            run_extraction_gate(
+                extraction, loaded.config.gates.extraction, strict=strict, config=loaded.path
+            ),
+            summary_md,
+            junit,
+            quiet,
+        )
+        return
+    report = read_report(report_path)
     if write_back_dir is not None and write_back_system is None:
         raise ConfigError("--write-back-dir goes with --write-back")
     target = None
@@ -129,20 +152,7 @@ def gate(
         strict=strict,
         config=loaded.path,
     )
-    outputs = {}
-    markdown = render_gate_markdown(result)
-    if summary_md is not None:
-        outputs[summary_md] = markdown
-    if junit is not None:
-        outputs[junit] = render_junit(result)
-    for path, text in outputs.items():
-        atomic_write_text(path, text)
-    _job_summary(markdown)
-    console = make_console()
-    if quiet:
-        console.print(f"gate {result.status}", highlight=False)
-    else:
-        render_gate(result, console)
+    console = _verdict(result, summary_md, junit, quiet, exit_now=False)
     if accept and result.acceptable:
         _accept(report, store_url, console)
     elif accept and result.exit_code == 0:
@@ -159,6 +169,34 @@ def gate(
                 f"regression note {note.id} written to {target.name}{where}", highlight=False
             )
     sys.exit(result.exit_code)
+
+
+def _verdict(
+    result: GateResult,
+    summary_md: Path | None,
+    junit: Path | None,
+    quiet: bool,
+    *,
+    exit_now: bool = True,
+) -> Console:
+    """Write the verdict's files, print it, and (``exit_now``) exit with its code."""
+    outputs = {}
+    markdown = render_gate_markdown(result)
+    if summary_md is not None:
+        outputs[summary_md] = markdown
+    if junit is not None:
+        outputs[junit] = render_junit(result)
+    for path, text in outputs.items():
+        atomic_write_text(path, text)
+    _job_summary(markdown)
+    console = make_console()
+    if quiet:
+        console.print(f"gate {result.status}", highlight=False)
+    else:
+        render_gate(result, console)
+    if exit_now:
+        sys.exit(result.exit_code)
+    return console
 
 
 def _baseline(

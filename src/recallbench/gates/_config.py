@@ -31,6 +31,11 @@ the key and the file (exit 2).
     window = 5         # rolling baseline: mean of the last 5 accepted runs
     drop = 0.15        # relative drop that fails; exact = 0.10, judge = 0.20 by kind
 
+    [gates.extraction] # `recallbench extract` reports (recallbench.gates._extraction)
+    rule = "jaccard>=0.5"
+    [gates.extraction.measures.event_f1]
+    min = 0.4
+
     [gates.cost]       # USD spent by the judge on the labels a run's dataset carries
     max_usd = 2.0
     max_usd_per_query = 0.02
@@ -128,6 +133,42 @@ class Cost(Record):
     blocking: bool = True
 
 
+Statistic = Literal["macro", "micro", "lower"]
+
+
+class ExtractionGates(Record):
+    """``[gates.extraction]``: thresholds on an extraction report's measures."""
+
+    rule: str | None = None
+    """The matching rule whose scores are checked (its canonical label, e.g. ``exact``)."""
+    statistic: Statistic = "macro"
+    measures: dict[str, Threshold] = Field(default_factory=dict)
+
+    @field_validator("measures")
+    @classmethod
+    def _known(cls, value: dict[str, Threshold]) -> dict[str, Threshold]:
+        from recallbench.extraction import MEASURES
+
+        unknown = sorted(set(value) - set(MEASURES))
+        if unknown:
+            raise ValueError(
+                f"unknown extraction measure {', '.join(unknown)} (known: {', '.join(MEASURES)})"
+            )
+        return value
+
+    @field_validator("rule")
+    @classmethod
+    def _canonical_rule(cls, value: str | None) -> str | None:
+        from recallbench.extraction import MatchRule
+
+        if value is None:
+            return None
+        try:
+            return MatchRule.parse(value).label
+        except ConfigError as error:  # located by pydantic at gates.extraction.rule
+            raise ValueError(str(error)) from None
+
+
 class Gates(Record):
     measures: dict[str, Threshold] = Field(default_factory=dict)
     categories: dict[str, dict[str, Threshold]] = Field(default_factory=dict)
@@ -143,6 +184,8 @@ class Gates(Record):
     """A committed baseline file (``recallbench baseline accept``), relative to the config."""
     regression: Regression = Field(default_factory=Regression)
     cost: Cost = Field(default_factory=Cost)
+    extraction: ExtractionGates = Field(default_factory=lambda: ExtractionGates())
+    """Thresholds on `recallbench extract` reports (see :mod:`recallbench.gates._extraction`)."""
 
     @field_validator("measures", mode="before")
     @classmethod

@@ -90,7 +90,7 @@ def run_gate(
             )
         )
     if strict:
-        checks = _fail_closed(checks)
+        checks = fail_closed(checks)
     return GateResult(
         system=report.system.system,
         dataset=f"{report.dataset.name} {report.dataset.version}",
@@ -103,7 +103,7 @@ def run_gate(
     )
 
 
-def _fail_closed(checks: Sequence[Check]) -> list[Check]:
+def fail_closed(checks: Sequence[Check]) -> list[Check]:
     return [
         replace(check, status="fail", message=check.message + " (warning; failed by --strict)")
         if check.status == "warn"
