@@ -18,6 +18,7 @@ MIGRATIONS = [
     (5, "m005_run_judge"),
     (6, "m006_pairwise_preferences"),
     (7, "m007_shadow_errors"),
+    (8, "m008_shadow_tests"),
 ]
 
 # ---------------------------------------------------------------- SQLite
@@ -160,6 +161,11 @@ SQLITE_COLUMNS = {
         # added by m007 (ALTER TABLE appends them)
         ("control_error", "TEXT", 0, None, 0),
         ("treatment_error", "TEXT", 0, None, 0),
+        # added by m008
+        ("interleaved", "TEXT", 0, None, 0),
+        ("session_id", "TEXT", 0, None, 0),
+        ("control", "TEXT", 0, None, 0),
+        ("treatment", "TEXT", 0, None, 0),
     ],
     "judge_cache": [
         ("workspace_id", "TEXT", 1, "'default'", 1),
@@ -195,6 +201,48 @@ SQLITE_COLUMNS = {
         ("shown", "TEXT", 1, None, 0),
         ("annotator", "TEXT", 1, None, 0),
         ("created_at", "DATETIME", 1, None, 0),
+    ],
+    "shadow_tests": [
+        ("id", "INTEGER", 1, None, 1),
+        ("workspace_id", "TEXT", 1, "'default'", 0),
+        ("name", "TEXT", 1, None, 0),
+        ("control", "TEXT", 1, None, 0),
+        ("treatment", "TEXT", 1, None, 0),
+        ("measure", "TEXT", 1, None, 0),
+        ("guardrails", "TEXT", 1, None, 0),
+        ("rule", "TEXT", 1, None, 0),
+        ("alpha", "FLOAT", 1, None, 0),
+        ("started_at", "DATETIME", 1, None, 0),
+        ("stopped_at", "DATETIME", 0, None, 0),
+        ("status", "TEXT", 1, None, 0),
+    ],
+    "shadow_decisions": [
+        ("id", "INTEGER", 1, None, 1),
+        ("workspace_id", "TEXT", 1, "'default'", 0),
+        ("test_id", "INTEGER", 1, None, 0),
+        ("at", "DATETIME", 1, None, 0),
+        ("decision", "TEXT", 1, None, 0),
+        ("evidence", "TEXT", 1, None, 0),
+        ("actor", "TEXT", 0, None, 0),
+    ],
+    "feature_flags": [
+        ("id", "INTEGER", 1, None, 1),
+        ("workspace_id", "TEXT", 1, "'default'", 0),
+        ("name", "TEXT", 1, None, 0),
+        ("variant", "TEXT", 1, None, 0),
+        ("percent", "FLOAT", 1, None, 0),
+        ("fallback", "TEXT", 0, None, 0),
+        ("updated_at", "DATETIME", 1, None, 0),
+    ],
+    "session_outcomes": [
+        ("id", "INTEGER", 1, None, 1),
+        ("workspace_id", "TEXT", 1, "'default'", 0),
+        ("session_id", "TEXT", 1, None, 0),
+        ("outcome", "FLOAT", 0, None, 0),
+        ("success", "BOOLEAN", 0, None, 0),
+        ("note", "TEXT", 0, None, 0),
+        ("recorded_at", "DATETIME", 1, None, 0),
+        ("source", "TEXT", 1, None, 0),
     ],
 }
 
@@ -239,6 +287,14 @@ SQLITE_INDEXES = {
             ["workspace_id", "item", "annotator"],
         ),
     },
+    "shadow_tests": {"sqlite_autoindex_shadow_tests_1": (1, "u", ["workspace_id", "name"])},
+    "shadow_decisions": {"ix_shadow_decisions_test": (0, "c", ["test_id", "at"])},
+    "feature_flags": {
+        "ix_feature_flags_name": (0, "c", ["workspace_id", "name", "updated_at"]),
+    },
+    "session_outcomes": {
+        "ix_session_outcomes_session": (0, "c", ["workspace_id", "session_id"]),
+    },
 }
 
 RUN_FK = [("eval_runs", "run_id", "id", "NO ACTION", "CASCADE")]
@@ -256,6 +312,10 @@ SQLITE_FOREIGN_KEYS = {
     "shadow_runs": [("ab_tests", "ab_test_id", "id", "NO ACTION", "CASCADE")],
     "judge_cache": [],
     "pairwise_preferences": [],
+    "shadow_tests": [],
+    "shadow_decisions": [("shadow_tests", "test_id", "id", "NO ACTION", "CASCADE")],
+    "feature_flags": [],
+    "session_outcomes": [],
 }
 
 SQLITE_CHECKS = {
@@ -265,6 +325,14 @@ SQLITE_CHECKS = {
     "ck_judgments_grade": "grade BETWEEN 0 AND 3",
     # widened by m004 (SQLite rebuilt the table to change it)
     "ck_judgments_source": "source IN ('manual', 'implicit', 'bootstrapped', 'validated', 'llm')",
+    # m008
+    "ck_shadow_tests_status": "status IN ('running', 'stopped', 'graduated', 'rolled_back')",
+    "ck_shadow_tests_alpha": "alpha > 0 AND alpha < 1",
+    "ck_shadow_decisions_decision": "decision IN ('start', 'continue', 'graduate', 'rollback', "
+    "'stop')",
+    "ck_feature_flags_percent": "percent >= 0 AND percent <= 100",
+    "ck_session_outcomes_source": "source IN ('sdk', 'proxy')",
+    "ck_session_outcomes_value": "outcome IS NOT NULL OR success IS NOT NULL",
 }
 
 SQLITE_STORAGE = {
@@ -282,6 +350,10 @@ SQLITE_STORAGE = {
     "shadow_runs": "rowid",
     "judge_cache": "rowid",
     "pairwise_preferences": "rowid",
+    "shadow_tests": "rowid",
+    "shadow_decisions": "rowid",
+    "feature_flags": "rowid",
+    "session_outcomes": "rowid",
 }
 
 
@@ -475,6 +547,11 @@ POSTGRES_COLUMNS = {
         # added by m007 (ALTER TABLE appends them)
         ("control_error", "text", "YES", None),
         ("treatment_error", "text", "YES", None),
+        # added by m008
+        ("interleaved", "text", "YES", None),
+        ("session_id", "text", "YES", None),
+        ("control", "text", "YES", None),
+        ("treatment", "text", "YES", None),
     ],
     "judge_cache": [
         WS,
@@ -510,6 +587,48 @@ POSTGRES_COLUMNS = {
         ("shown", "text", "NO", None),
         ("annotator", "text", "NO", None),
         ("created_at", TS, "NO", None),
+    ],
+    "shadow_tests": [
+        _serial("shadow_tests"),
+        WS,
+        ("name", "text", "NO", None),
+        ("control", "text", "NO", None),
+        ("treatment", "text", "NO", None),
+        ("measure", "text", "NO", None),
+        ("guardrails", "text", "NO", None),
+        ("rule", "text", "NO", None),
+        ("alpha", "double precision", "NO", None),
+        ("started_at", TS, "NO", None),
+        ("stopped_at", TS, "YES", None),
+        ("status", "text", "NO", None),
+    ],
+    "shadow_decisions": [
+        _serial("shadow_decisions"),
+        WS,
+        ("test_id", "bigint", "NO", None),
+        ("at", TS, "NO", None),
+        ("decision", "text", "NO", None),
+        ("evidence", "text", "NO", None),
+        ("actor", "text", "YES", None),
+    ],
+    "feature_flags": [
+        _serial("feature_flags"),
+        WS,
+        ("name", "text", "NO", None),
+        ("variant", "text", "NO", None),
+        ("percent", "double precision", "NO", None),
+        ("fallback", "text", "YES", None),
+        ("updated_at", TS, "NO", None),
+    ],
+    "session_outcomes": [
+        _serial("session_outcomes"),
+        WS,
+        ("session_id", "text", "NO", None),
+        ("outcome", "double precision", "YES", None),
+        ("success", "boolean", "YES", None),
+        ("note", "text", "YES", None),
+        ("recorded_at", TS, "NO", None),
+        ("source", "text", "NO", None),
     ],
 }
 
@@ -594,6 +713,30 @@ POSTGRES_INDEXES = {
             "uq_pairwise_preference", "pairwise_preferences", "workspace_id, item, annotator", True
         ),
     },
+    "shadow_tests": {
+        "shadow_tests_pkey": _btree("shadow_tests_pkey", "shadow_tests", "id", True),
+        "uq_shadow_tests_name": _btree(
+            "uq_shadow_tests_name", "shadow_tests", "workspace_id, name", True
+        ),
+    },
+    "shadow_decisions": {
+        "shadow_decisions_pkey": _btree("shadow_decisions_pkey", "shadow_decisions", "id", True),
+        "ix_shadow_decisions_test": _btree(
+            "ix_shadow_decisions_test", "shadow_decisions", "test_id, at"
+        ),
+    },
+    "feature_flags": {
+        "feature_flags_pkey": _btree("feature_flags_pkey", "feature_flags", "id", True),
+        "ix_feature_flags_name": _btree(
+            "ix_feature_flags_name", "feature_flags", "workspace_id, name, updated_at"
+        ),
+    },
+    "session_outcomes": {
+        "session_outcomes_pkey": _btree("session_outcomes_pkey", "session_outcomes", "id", True),
+        "ix_session_outcomes_session": _btree(
+            "ix_session_outcomes_session", "session_outcomes", "workspace_id, session_id"
+        ),
+    },
 }
 
 RUN_FK_PG = "FOREIGN KEY (run_id) REFERENCES eval_runs(id) ON DELETE CASCADE"
@@ -653,17 +796,64 @@ POSTGRES_CONSTRAINTS = {
         "pairwise_preferences_pkey": ("p", "PRIMARY KEY (id)"),
         "uq_pairwise_preference": ("u", "UNIQUE (workspace_id, item, annotator)"),
     },
+    "shadow_tests": {
+        "shadow_tests_pkey": ("p", "PRIMARY KEY (id)"),
+        "uq_shadow_tests_name": ("u", "UNIQUE (workspace_id, name)"),
+        "ck_shadow_tests_status": (
+            "c",
+            "CHECK ((status = ANY (ARRAY['running'::text, 'stopped'::text, "
+            "'graduated'::text, 'rolled_back'::text])))",
+        ),
+        "ck_shadow_tests_alpha": (
+            "c",
+            "CHECK (((alpha > (0)::double precision) AND (alpha < (1)::double precision)))",
+        ),
+    },
+    "shadow_decisions": {
+        "shadow_decisions_pkey": ("p", "PRIMARY KEY (id)"),
+        "shadow_decisions_test_id_fkey": (
+            "f",
+            "FOREIGN KEY (test_id) REFERENCES shadow_tests(id) ON DELETE CASCADE",
+        ),
+        "ck_shadow_decisions_decision": (
+            "c",
+            "CHECK ((decision = ANY (ARRAY['start'::text, 'continue'::text, "
+            "'graduate'::text, 'rollback'::text, 'stop'::text])))",
+        ),
+    },
+    "feature_flags": {
+        "feature_flags_pkey": ("p", "PRIMARY KEY (id)"),
+        "ck_feature_flags_percent": (
+            "c",
+            "CHECK (((percent >= (0)::double precision) AND (percent <= (100)::double precision)))",
+        ),
+    },
+    "session_outcomes": {
+        "session_outcomes_pkey": ("p", "PRIMARY KEY (id)"),
+        "ck_session_outcomes_source": (
+            "c",
+            "CHECK ((source = ANY (ARRAY['sdk'::text, 'proxy'::text])))",
+        ),
+        "ck_session_outcomes_value": (
+            "c",
+            "CHECK (((outcome IS NOT NULL) OR (success IS NOT NULL)))",
+        ),
+    },
 }
 
 POSTGRES_SEQUENCES = [
     # (name, data_type): the serial ids are 64-bit
     ("ab_tests_id_seq", "bigint"),
     ("eval_runs_id_seq", "bigint"),
+    ("feature_flags_id_seq", "bigint"),
     ("feedback_events_id_seq", "bigint"),
     ("judgments_id_seq", "bigint"),
     ("pairwise_preferences_id_seq", "bigint"),
     ("query_log_id_seq", "bigint"),
+    ("session_outcomes_id_seq", "bigint"),
+    ("shadow_decisions_id_seq", "bigint"),
     ("shadow_runs_id_seq", "bigint"),
+    ("shadow_tests_id_seq", "bigint"),
 ]
 
 

@@ -23,13 +23,23 @@ if TYPE_CHECKING:
         Judgment,
         QueryLogEntry,
     )
+    from recallbench.store._telemetry_rows import (
+        FeatureFlag,
+        SessionOutcome,
+        ShadowDecision,
+        ShadowTest,
+    )
 
 __all__ = [
     "FEEDBACK_KINDS",
     "JUDGMENT_SOURCES",
+    "FeatureFlag",
     "FeedbackEvent",
     "Judgment",
     "QueryLogEntry",
+    "SessionOutcome",
+    "ShadowDecision",
+    "ShadowTest",
     "Store",
     "StoredRun",
     "check_store",
@@ -37,4 +47,4 @@ __all__ = [
     "open_store",
 ]
 
-__getattr__ = lazy_exports(__name__, ("_engine", "_model", "_store", "_telemetry"), __all__)
+__getattr__ = lazy_exports(__name__, ("_engine", "_model", "_store", "_telemetry", "_telemetry_rows"), __all__)

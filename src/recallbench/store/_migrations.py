@@ -388,6 +388,109 @@ def m007_shadow_errors(connection: Connection) -> None:
         connection.exec_driver_sql(f"ALTER TABLE shadow_runs ADD COLUMN {column.name} {kind}")
 
 
+def m008_shadow_tests(connection: Connection) -> None:
+    """Shadow tests with their decisions, feature flags and session outcomes.
+
+    * ``shadow_runs`` gains ``interleaved`` (JSON list of ``[doc_id, team]``, team
+      ``control`` or ``treatment``: what the agent saw when the two lists were team-draft
+      interleaved; NULL otherwise), ``session_id``, and ``control`` / ``treatment`` (the
+      profiles that answered, so that a test reads only its own pairs). Nullable, no
+      default, added as m005 adds its own.
+    * ``shadow_tests``: one row per named test and workspace, its graduation rule (JSON,
+      fixed when it starts), guardrails with their non-inferiority margins (JSON), alpha and
+      status.
+    * ``shadow_decisions``: every decision taken on a test (start, continue, graduate,
+      rollback, stop), when, by whom, with its evidence (JSON); append only.
+    * ``feature_flags``: append only, one row per change; a flag's state is its latest row,
+      its history the rows before. ``percent`` of the units (by a hash) get ``variant``, the
+      others ``fallback``.
+    * ``session_outcomes``: a session's task outcome, a number or success, from the SDK or
+      the proxy; several per session allowed (the latest counts).
+
+    The CHECK lists are written out here, frozen: widening them needs a new migration."""
+    statuses = ("running", "stopped", "graduated", "rolled_back")
+    decisions = ("start", "continue", "graduate", "rollback", "stop")
+    sources = ("sdk", "proxy")
+    columns = (
+        Column("interleaved", Text),
+        Column("session_id", Text),
+        Column("control", Text),
+        Column("treatment", Text),
+    )
+    for column in columns:
+        kind = column.type.compile(dialect=connection.dialect)
+        connection.exec_driver_sql(f"ALTER TABLE shadow_runs ADD COLUMN {column.name} {kind}")
+    metadata = MetaData()
+    Table(
+        "shadow_tests",
+        metadata,
+        _id(),
+        _workspace(),
+        Column("name", Text, nullable=False),
+        Column("control", Text, nullable=False),
+        Column("treatment", Text, nullable=False),
+        Column("measure", Text, nullable=False),
+        Column("guardrails", Text, nullable=False),  # JSON
+        Column("rule", Text, nullable=False),  # JSON
+        Column("alpha", Float, nullable=False),
+        Column("started_at", DateTime(timezone=True), nullable=False),
+        Column("stopped_at", DateTime(timezone=True)),
+        Column("status", Text, nullable=False),
+        CheckConstraint(_one_of("status", statuses), name="ck_shadow_tests_status"),
+        CheckConstraint("alpha > 0 AND alpha < 1", name="ck_shadow_tests_alpha"),
+        UniqueConstraint("workspace_id", "name", name="uq_shadow_tests_name"),
+    )
+    Table(
+        "shadow_decisions",
+        metadata,
+        _id(),
+        _workspace(),
+        Column(
+            "test_id",
+            RUN_ID,
+            ForeignKey("shadow_tests.id", ondelete="CASCADE"),
+            nullable=False,
+        ),
+        Column("at", DateTime(timezone=True), nullable=False),
+        Column("decision", Text, nullable=False),
+        Column("evidence", Text, nullable=False),  # JSON
+        Column("actor", Text),
+        CheckConstraint(_one_of("decision", decisions), name="ck_shadow_decisions_decision"),
+        Index("ix_shadow_decisions_test", "test_id", "at"),
+    )
+    Table(
+        "feature_flags",
+        metadata,
+        _id(),
+        _workspace(),
+        Column("name", Text, nullable=False),
+        Column("variant", Text, nullable=False),
+        Column("percent", Float, nullable=False),
+        Column("fallback", Text),
+        Column("updated_at", DateTime(timezone=True), nullable=False),
+        CheckConstraint("percent >= 0 AND percent <= 100", name="ck_feature_flags_percent"),
+        Index("ix_feature_flags_name", "workspace_id", "name", "updated_at"),
+    )
+    Table(
+        "session_outcomes",
+        metadata,
+        _id(),
+        _workspace(),
+        Column("session_id", Text, nullable=False),
+        Column("outcome", Float),
+        Column("success", Boolean),
+        Column("note", Text),
+        Column("recorded_at", DateTime(timezone=True), nullable=False),
+        Column("source", Text, nullable=False),
+        CheckConstraint(_one_of("source", sources), name="ck_session_outcomes_source"),
+        CheckConstraint(
+            "outcome IS NOT NULL OR success IS NOT NULL", name="ck_session_outcomes_value"
+        ),
+        Index("ix_session_outcomes_session", "workspace_id", "session_id"),
+    )
+    metadata.create_all(connection)
+
+
 MIGRATIONS: list[Migration] = [
     m001_history,
     m002_telemetry,
@@ -396,5 +499,6 @@ MIGRATIONS: list[Migration] = [
     m005_run_judge,
     m006_pairwise_preferences,
     m007_shadow_errors,
+    m008_shadow_tests,
 ]
 """In order; append only."""

@@ -204,6 +204,65 @@ shadow_runs = Table(
     Column("created_at", UTCDateTime, nullable=False),
     Column("control_error", Text),  # m007
     Column("treatment_error", Text),  # m007
+    Column("interleaved", Text),  # m008: JSON [[doc_id, team], ...]
+    Column("session_id", Text),  # m008
+    Column("control", Text),  # m008: the control's profile
+    Column("treatment", Text),  # m008: the treatment's profile
+)
+
+shadow_tests = Table(
+    "shadow_tests",
+    metadata,
+    Column("id", RUN_ID, primary_key=True, autoincrement=True),
+    Column("workspace_id", Text, nullable=False),
+    Column("name", Text, nullable=False),
+    Column("control", Text, nullable=False),
+    Column("treatment", Text, nullable=False),
+    Column("measure", Text, nullable=False),
+    Column("guardrails", Text, nullable=False),
+    Column("rule", Text, nullable=False),
+    Column("alpha", Float, nullable=False),
+    Column("started_at", UTCDateTime, nullable=False),
+    Column("stopped_at", UTCDateTime),
+    Column("status", Text, nullable=False),
+    UniqueConstraint("workspace_id", "name", name="uq_shadow_tests_name"),
+)
+
+shadow_decisions = Table(
+    "shadow_decisions",
+    metadata,
+    Column("id", RUN_ID, primary_key=True, autoincrement=True),
+    Column("workspace_id", Text, nullable=False),
+    Column("test_id", RUN_ID, nullable=False),
+    Column("at", UTCDateTime, nullable=False),
+    Column("decision", Text, nullable=False),
+    Column("evidence", Text, nullable=False),
+    Column("actor", Text),
+)
+
+feature_flags = Table(
+    "feature_flags",
+    metadata,
+    Column("id", RUN_ID, primary_key=True, autoincrement=True),
+    Column("workspace_id", Text, nullable=False),
+    Column("name", Text, nullable=False),
+    Column("variant", Text, nullable=False),
+    Column("percent", Float, nullable=False),
+    Column("fallback", Text),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
+session_outcomes = Table(
+    "session_outcomes",
+    metadata,
+    Column("id", RUN_ID, primary_key=True, autoincrement=True),
+    Column("workspace_id", Text, nullable=False),
+    Column("session_id", Text, nullable=False),
+    Column("outcome", Float),
+    Column("success", Boolean),
+    Column("note", Text),
+    Column("recorded_at", UTCDateTime, nullable=False),
+    Column("source", Text, nullable=False),
 )
 
 judge_cache = Table(
@@ -262,6 +321,10 @@ WORKSPACE_TABLES = {
         shadow_runs,
         judge_cache,
         pairwise_preferences,
+        shadow_tests,
+        shadow_decisions,
+        feature_flags,
+        session_outcomes,
     )
 }
 """Every table that holds workspace rows, by name (``Store.count`` accepts these)."""

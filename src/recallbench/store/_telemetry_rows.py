@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from sqlalchemy import RowMapping
 
@@ -134,3 +135,158 @@ def cutoff(now: datetime, days: int) -> datetime:
 def unique(values: Sequence[str]) -> list[str]:
     """``values`` without repeats, first occurrence order."""
     return list(dict.fromkeys(values))
+
+
+# ---------------------------------------------------------------- shadow tests (m008)
+
+ShadowTestStatus = Literal["running", "stopped", "graduated", "rolled_back"]
+SHADOW_TEST_STATUSES: tuple[ShadowTestStatus, ...] = (
+    "running",
+    "stopped",
+    "graduated",
+    "rolled_back",
+)
+ShadowDecisionKind = Literal["start", "continue", "graduate", "rollback", "stop"]
+SHADOW_DECISIONS: tuple[ShadowDecisionKind, ...] = (
+    "start",
+    "continue",
+    "graduate",
+    "rollback",
+    "stop",
+)
+OutcomeSource = Literal["sdk", "proxy"]
+OUTCOME_SOURCES: tuple[OutcomeSource, ...] = ("sdk", "proxy")
+TEAMS = ("control", "treatment")
+"""The teams of a team-draft interleaving, as ``shadow_runs.interleaved`` names them."""
+
+
+@dataclass(frozen=True, slots=True)
+class ShadowTest:
+    """A named shadow test: control against treatment, with the graduation rule and the
+    guardrails fixed when it started (JSON objects, as the decision module wrote them)."""
+
+    id: int
+    name: str
+    control: str
+    treatment: str
+    measure: str
+    """The primary paired measure the rule tests."""
+    guardrails: dict[str, Any]
+    """Guardrail name -> its non-inferiority margin (and how it is read)."""
+    rule: dict[str, Any]
+    """The graduation rule: method, minimum queries, SRM check, ... fixed at the start."""
+    alpha: float
+    started_at: datetime
+    stopped_at: datetime | None
+    status: ShadowTestStatus
+
+
+@dataclass(frozen=True, slots=True)
+class ShadowDecision:
+    """One decision taken on a shadow test, with the evidence it was taken on."""
+
+    test: str
+    at: datetime
+    decision: ShadowDecisionKind
+    evidence: dict[str, Any]
+    actor: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FeatureFlag:
+    """A feature flag's state: ``percent`` of the units (by a hash of the unit's id) get
+    ``variant``, the others ``fallback`` (None: the flag is off for them)."""
+
+    name: str
+    variant: str
+    percent: float
+    fallback: str | None
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class SessionOutcome:
+    """A session's task outcome: a number, a success, or both, with a note."""
+
+    session_id: str
+    recorded_at: datetime
+    outcome: float | None = None
+    success: bool | None = None
+    note: str | None = None
+    source: OutcomeSource = "sdk"
+
+
+def interleaved_json(value: Any) -> str | None:
+    """``shadow_runs.interleaved`` from a sequence of ``(doc_id, team)`` (None stays None);
+    ValueError, located, for a pair that is not (str, control|treatment)."""
+    if value is None:
+        return None
+    pairs = []
+    for at, pair in enumerate(value):
+        if (
+            not isinstance(pair, (list, tuple))
+            or len(pair) != 2
+            or not isinstance(pair[0], str)
+            or pair[1] not in TEAMS
+        ):
+            raise ValueError(
+                f"interleaved[{at}]: expected (doc_id, 'control' | 'treatment'), got {pair!r}"
+            )
+        pairs.append([pair[0], pair[1]])
+    return _json(pairs)
+
+
+def shadow_test(row: RowMapping) -> ShadowTest:
+    return ShadowTest(
+        id=int(row["id"]),
+        name=row["name"],
+        control=row["control"],
+        treatment=row["treatment"],
+        measure=row["measure"],
+        guardrails=json.loads(row["guardrails"]),
+        rule=json.loads(row["rule"]),
+        alpha=float(row["alpha"]),
+        started_at=row["started_at"],
+        stopped_at=row["stopped_at"],
+        status=cast(ShadowTestStatus, row["status"]),
+    )
+
+
+def shadow_decision(row: RowMapping, test: str) -> ShadowDecision:
+    return ShadowDecision(
+        test=test,
+        at=row["at"],
+        decision=cast(ShadowDecisionKind, row["decision"]),
+        evidence=json.loads(row["evidence"]),
+        actor=row["actor"],
+    )
+
+
+def feature_flag(row: RowMapping) -> FeatureFlag:
+    return FeatureFlag(
+        name=row["name"],
+        variant=row["variant"],
+        percent=float(row["percent"]),
+        fallback=row["fallback"],
+        updated_at=row["updated_at"],
+    )
+
+
+def session_outcome(row: RowMapping) -> SessionOutcome:
+    return SessionOutcome(
+        session_id=row["session_id"],
+        recorded_at=row["recorded_at"],
+        outcome=row["outcome"],
+        success=None if row["success"] is None else bool(row["success"]),
+        note=row["note"],
+        source=cast(OutcomeSource, row["source"]),
+    )
+
+
+def evidence_json(value: Mapping[str, Any]) -> str:
+    """A JSON object of evidence or rule: NaN and infinities refused (the JSON would not be
+    portable), keys kept in their order."""
+    try:
+        return json.dumps(dict(value), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except ValueError as error:
+        raise ValueError(f"not storable as JSON: {error}") from None

@@ -9,7 +9,8 @@ every read and write is confined to the store's workspace.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,7 @@ from sqlalchemy import (
     ColumnElement,
     Connection,
     Engine,
+    RowMapping,
     Table,
     and_,
     delete,
@@ -32,20 +34,38 @@ from recallbench.store._engine import transaction
 from recallbench.store._rows import chunks
 from recallbench.store._tables import (
     WORKSPACE_TABLES,
+    as_utc,
+    feature_flags,
     feedback_events,
     judgments,
     query_log,
+    session_outcomes,
+    shadow_decisions,
     shadow_runs,
+    shadow_tests,
 )
 from recallbench.store._telemetry import FeedbackEvent, Judgment, JudgmentSource, QueryLogEntry
 from recallbench.store._telemetry_rows import (
+    OUTCOME_SOURCES,
+    SHADOW_DECISIONS,
+    FeatureFlag,
+    SessionOutcome,
+    ShadowDecision,
+    ShadowDecisionKind,
+    ShadowTest,
     cutoff,
+    evidence_json,
+    feature_flag,
     feedback_event,
     feedback_row,
+    interleaved_json,
     judgment,
     judgment_rows,
     query_entry,
     query_row,
+    session_outcome,
+    shadow_decision,
+    shadow_test,
     unique,
 )
 
@@ -96,26 +116,327 @@ class TelemetryStore:
 
     def log_shadow_run(self, run: dict[str, Any]) -> None:
         """Write one shadow run (``shadow_runs`` columns but the workspace and, when not
-        given, ``created_at``): the ranked lists as JSON arrays of ids."""
+        given, ``created_at``): the ranked lists as JSON arrays of ids.
+
+        Optional keys from m008: ``interleaved``, a sequence of ``(doc_id, team)`` with team
+        ``"control"`` or ``"treatment"`` (what the agent saw when the two lists were
+        team-draft interleaved; ValueError, located, for a malformed pair), ``session_id``,
+        and ``control`` / ``treatment``, the profiles that answered."""
         row = {"created_at": datetime.now(UTC), **run, "workspace_id": self.workspace}
         for side in ("control_results", "treatment_results"):
             row[side] = json.dumps(list(row[side]))
+        if "interleaved" in row:
+            row["interleaved"] = interleaved_json(row["interleaved"])
         with transaction(self._engine, write=True) as connection:
             connection.execute(shadow_runs.insert(), [row])
 
-    def shadow_runs(self) -> list[dict[str, Any]]:
-        """This workspace's shadow runs, oldest first, the ranked lists as tuples of ids."""
-        query = (
-            select(shadow_runs)
-            .where(_mine(shadow_runs, self.workspace))
-            .order_by(shadow_runs.c.created_at, shadow_runs.c.id)
-        )
+    def shadow_runs(
+        self, since: datetime | None = None, until: datetime | None = None
+    ) -> list[dict[str, Any]]:
+        """This workspace's shadow runs (with ``since <= created_at`` and ``created_at <=
+        until`` when given), oldest first: the ranked lists as tuples of ids,
+        ``interleaved`` as a tuple of ``(doc_id, team)`` or None."""
+        query = select(shadow_runs).where(_mine(shadow_runs, self.workspace))
+        if since is not None:
+            query = query.where(shadow_runs.c.created_at >= since)
+        if until is not None:
+            query = query.where(shadow_runs.c.created_at <= until)
+        query = query.order_by(shadow_runs.c.created_at, shadow_runs.c.id)
         with transaction(self._engine) as connection:
             rows = [dict(row) for row in connection.execute(query).mappings()]
         for row in rows:
             for side in ("control_results", "treatment_results"):
                 row[side] = tuple(json.loads(row[side]))
+            shown = row["interleaved"]
+            row["interleaved"] = (
+                None if shown is None else tuple((doc, team) for doc, team in json.loads(shown))
+            )
         return rows
+
+    # ------------------------------------------------------------ shadow tests (m008)
+
+    def start_shadow_test(
+        self,
+        name: str,
+        control: str,
+        treatment: str,
+        measure: str,
+        rule: Mapping[str, Any],
+        guardrails: Mapping[str, Any] | None = None,
+        alpha: float = 0.05,
+        actor: str | None = None,
+        at: datetime | None = None,
+    ) -> ShadowTest:
+        """Start the shadow test ``name`` (status ``running``) with its graduation rule and
+        guardrails, fixed from now on, and record a ``start`` decision whose evidence is
+        the rule. ConfigError when the name is taken in this workspace or an argument is
+        out of range (empty names, control = treatment, alpha outside (0, 1))."""
+        for label, value in (("name", name), ("control", control), ("treatment", treatment)):
+            if not value or not value.strip():
+                raise ConfigError(f"shadow test: {label} must not be empty")
+        if not measure:
+            raise ConfigError("shadow test: measure must not be empty")
+        if control == treatment:
+            raise ConfigError(f"shadow test {name}: control and treatment are both {control!r}")
+        if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
+            raise ConfigError(f"shadow test {name}: alpha must be in (0, 1), got {alpha!r}")
+        at = as_utc(at) if at is not None else datetime.now(UTC)
+        try:
+            rule_text = evidence_json(rule)
+            guard_text = evidence_json(guardrails or {})
+        except ValueError as error:
+            raise ConfigError(f"shadow test {name}: the rule is {error}") from None
+        row = {
+            "workspace_id": self.workspace,
+            "name": name,
+            "control": control,
+            "treatment": treatment,
+            "measure": measure,
+            "guardrails": guard_text,
+            "rule": rule_text,
+            "alpha": float(alpha),
+            "started_at": at,
+            "stopped_at": None,
+            "status": "running",
+        }
+        with transaction(self._engine, write=True) as connection:
+            taken = select(shadow_tests.c.id).where(
+                _mine(shadow_tests, self.workspace), shadow_tests.c.name == name
+            )
+            if connection.execute(taken).first() is not None:
+                raise ConfigError(
+                    f"a shadow test named {name!r} exists already in workspace "
+                    f"{self.workspace!r}: choose another name"
+                )
+            key = connection.execute(shadow_tests.insert().values(**row)).inserted_primary_key
+            assert key is not None
+            decision = {
+                "workspace_id": self.workspace,
+                "test_id": key[0],
+                "at": at,
+                "decision": "start",
+                "evidence": _json_object({"rule": rule, "guardrails": guardrails or {}}),
+                "actor": actor,
+            }
+            connection.execute(shadow_decisions.insert().values(**decision))
+        found = self.shadow_test(name)
+        assert found is not None
+        return found
+
+    def shadow_test(self, name: str) -> ShadowTest | None:
+        """The shadow test ``name`` of this workspace, None when there is none."""
+        query = select(shadow_tests).where(
+            _mine(shadow_tests, self.workspace), shadow_tests.c.name == name
+        )
+        with transaction(self._engine) as connection:
+            row = connection.execute(query).mappings().first()
+        return None if row is None else shadow_test(row)
+
+    def shadow_tests(self) -> list[ShadowTest]:
+        """This workspace's shadow tests, oldest first."""
+        query = (
+            select(shadow_tests)
+            .where(_mine(shadow_tests, self.workspace))
+            .order_by(shadow_tests.c.started_at, shadow_tests.c.id)
+        )
+        with transaction(self._engine) as connection:
+            return [shadow_test(row) for row in connection.execute(query).mappings()]
+
+    def log_shadow_decision(
+        self,
+        name: str,
+        decision: ShadowDecisionKind,
+        evidence: Mapping[str, Any],
+        actor: str | None = None,
+        at: datetime | None = None,
+    ) -> ShadowDecision:
+        """Record a decision on the shadow test ``name``; ``graduate``, ``rollback`` and
+        ``stop`` also end the test (status ``graduated``, ``rolled_back``, ``stopped``;
+        ``stopped_at`` set when it was not), in the same transaction.
+
+        ConfigError for an unknown test or decision, a ``stop`` of a test that is not
+        running, or a graduation or rollback of a test already graduated or rolled back."""
+        if decision not in SHADOW_DECISIONS or decision == "start":
+            allowed = ", ".join(kind for kind in SHADOW_DECISIONS if kind != "start")
+            raise ConfigError(f"shadow test {name}: decision {decision!r} is not one of {allowed}")
+        try:
+            evidence_text = evidence_json(evidence)
+        except ValueError as error:
+            raise ConfigError(f"shadow test {name}: the evidence is {error}") from None
+        at = as_utc(at) if at is not None else datetime.now(UTC)
+        ends = {"graduate": "graduated", "rollback": "rolled_back", "stop": "stopped"}
+        with transaction(self._engine, write=True) as connection:
+            test = self._test_row(connection, name)
+            status = test["status"]
+            if decision == "stop" and status != "running":
+                raise ConfigError(f"shadow test {name} is {status}, not running: nothing to stop")
+            if decision in ("graduate", "rollback") and status in ("graduated", "rolled_back"):
+                raise ConfigError(f"shadow test {name} is {status} already")
+            connection.execute(
+                shadow_decisions.insert().values(
+                    workspace_id=self.workspace,
+                    test_id=test["id"],
+                    at=at,
+                    decision=decision,
+                    evidence=evidence_text,
+                    actor=actor,
+                )
+            )
+            if decision in ends:
+                connection.execute(
+                    update(shadow_tests)
+                    .where(shadow_tests.c.id == test["id"])
+                    .values(status=ends[decision], stopped_at=test["stopped_at"] or at)
+                )
+        return ShadowDecision(name, at, decision, json.loads(evidence_text), actor)
+
+    def shadow_decisions(self, name: str) -> list[ShadowDecision]:
+        """Every decision taken on the shadow test ``name``, oldest first (ConfigError when
+        there is no such test)."""
+        with transaction(self._engine) as connection:
+            test = self._test_row(connection, name)
+            query = (
+                select(shadow_decisions)
+                .where(shadow_decisions.c.test_id == test["id"])
+                .order_by(shadow_decisions.c.at, shadow_decisions.c.id)
+            )
+            rows = list(connection.execute(query).mappings())
+        return [shadow_decision(row, name) for row in rows]
+
+    def _test_row(self, connection: Connection, name: str) -> RowMapping:
+        query = select(shadow_tests).where(
+            _mine(shadow_tests, self.workspace), shadow_tests.c.name == name
+        )
+        row = connection.execute(query).mappings().first()
+        if row is None:
+            raise ConfigError(f"no shadow test named {name!r} in workspace {self.workspace!r}")
+        return row
+
+    # ------------------------------------------------------------ feature flags (m008)
+
+    def set_flag(
+        self,
+        name: str,
+        variant: str,
+        percent: float,
+        fallback: str | None = None,
+        at: datetime | None = None,
+    ) -> FeatureFlag:
+        """Set the feature flag ``name``: ``percent`` (0-100) of the units get ``variant``,
+        the others ``fallback`` (None: the flag is off for them). Appends a row: the flag's
+        earlier states stay as its history (:meth:`flag_history`). ConfigError for an empty
+        name or variant or a percent outside [0, 100]."""
+        if not name or not name.strip():
+            raise ConfigError("feature flag: the name must not be empty")
+        if not variant or not variant.strip():
+            raise ConfigError(f"feature flag {name}: the variant must not be empty")
+        if (
+            isinstance(percent, bool)
+            or not isinstance(percent, (int, float))
+            or not 0 <= percent <= 100
+        ):
+            raise ConfigError(f"feature flag {name}: percent must be in [0, 100], got {percent!r}")
+        flag = FeatureFlag(
+            name=name,
+            variant=variant,
+            percent=float(percent),
+            fallback=fallback,
+            updated_at=as_utc(at) if at is not None else datetime.now(UTC),
+        )
+        with transaction(self._engine, write=True) as connection:
+            connection.execute(
+                feature_flags.insert().values(
+                    workspace_id=self.workspace,
+                    name=flag.name,
+                    variant=flag.variant,
+                    percent=flag.percent,
+                    fallback=flag.fallback,
+                    updated_at=flag.updated_at,
+                )
+            )
+        return flag
+
+    def flags(self) -> list[FeatureFlag]:
+        """Every feature flag of this workspace in its latest state, by name."""
+        latest: dict[str, FeatureFlag] = {}
+        for flag in self._flag_rows(None):
+            latest[flag.name] = flag  # rows come oldest first: the last one stays
+        return [latest[name] for name in sorted(latest)]
+
+    def flag_history(self, name: str) -> list[FeatureFlag]:
+        """Every state the feature flag ``name`` had, oldest first (empty when never set)."""
+        return self._flag_rows(name)
+
+    def _flag_rows(self, name: str | None) -> list[FeatureFlag]:
+        query = select(feature_flags).where(_mine(feature_flags, self.workspace))
+        if name is not None:
+            query = query.where(feature_flags.c.name == name)
+        query = query.order_by(feature_flags.c.updated_at, feature_flags.c.id)
+        with transaction(self._engine) as connection:
+            return [feature_flag(row) for row in connection.execute(query).mappings()]
+
+    # ------------------------------------------------------------ session outcomes (m008)
+
+    def log_session_outcome(
+        self,
+        session_id: str,
+        outcome: float | None = None,
+        success: bool | None = None,
+        note: str | None = None,
+        source: str = "sdk",
+        at: datetime | None = None,
+    ) -> None:
+        """Record the task outcome of the session ``session_id``: a number (``outcome``,
+        finite), a success (``success``), or both, with an optional note; ``source`` is who
+        recorded it, ``sdk`` or ``proxy``. A session may have several (the latest counts).
+        ValueError, naming the argument, when neither value is given or one is malformed."""
+        if not isinstance(session_id, str) or not session_id:
+            raise ValueError(f"session_id must be a non-empty string, got {session_id!r}")
+        if outcome is None and success is None:
+            raise ValueError(f"session {session_id}: give an outcome, a success, or both")
+        if outcome is not None and (
+            isinstance(outcome, bool)
+            or not isinstance(outcome, (int, float))
+            or not math.isfinite(outcome)
+        ):
+            raise ValueError(
+                f"session {session_id}: outcome must be a finite number, got {outcome!r}"
+            )
+        if success is not None and not isinstance(success, bool):
+            raise ValueError(
+                f"session {session_id}: success must be True or False, got {success!r}"
+            )
+        if source not in OUTCOME_SOURCES:
+            raise ValueError(f"session {session_id}: source must be sdk or proxy, got {source!r}")
+        row = {
+            "workspace_id": self.workspace,
+            "session_id": session_id,
+            "outcome": None if outcome is None else float(outcome),
+            "success": success,
+            "note": note,
+            "recorded_at": as_utc(at) if at is not None else datetime.now(UTC),
+            "source": source,
+        }
+        with transaction(self._engine, write=True) as connection:
+            connection.execute(session_outcomes.insert().values(**row))
+
+    def session_outcomes(self, session_ids: Sequence[str] | None = None) -> list[SessionOutcome]:
+        """Recorded session outcomes (of these sessions when given), oldest first."""
+        table = session_outcomes
+        query = select(table).where(_mine(table, self.workspace))
+        query = query.order_by(table.c.recorded_at, table.c.id)
+        with transaction(self._engine) as connection:
+            if session_ids is None:
+                rows = list(connection.execute(query).mappings())
+            else:
+                rows = []
+                for part in chunks(unique(session_ids)):
+                    rows.extend(
+                        connection.execute(query.where(table.c.session_id.in_(part))).mappings()
+                    )
+        outcomes = [session_outcome(row) for row in rows]
+        outcomes.sort(key=lambda outcome: outcome.recorded_at)
+        return outcomes
 
     def query_log(
         self,
@@ -313,6 +634,13 @@ def _judgment_upsert(connection: Connection) -> Any:
         },
         where=new.created_at >= judgments.c.created_at,
     )
+
+
+def _json_object(value: Mapping[str, Any]) -> str:
+    try:
+        return evidence_json(value)
+    except ValueError as error:
+        raise ConfigError(f"shadow test: {error}") from None
 
 
 def _execute_many(connection: Connection, statement: Any, rows: list[dict[str, Any]]) -> None:
