@@ -6,10 +6,11 @@ given by path. Unknown keys and bad values are errors naming the key and the fil
 
 from __future__ import annotations
 
+import re
 import tomllib
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import AfterValidator, Field, JsonValue, ValidationError, model_validator
 
@@ -143,6 +144,106 @@ class ProxyRules(Record):
     """Dotted path of a hit's text, when it differs from ``[results].text``."""
 
 
+_ITEM_PATH = re.compile(r"^(?:[^.\[\]]+(?:\[\])?)(?:\.[^.\[\]]+(?:\[\])?)*$|^$")
+_PLACEHOLDERS = re.compile(r"\{([a-z_.]+)\}")
+
+
+class ExtractedItems(Record):
+    """Where one kind of extracted item is in the list tool's answer, and how its fields map
+    to recallbench's extraction output. Declarative, so that a new server that extracts
+    needs a profile, not code."""
+
+    KIND: ClassVar[str] = "item"
+    FIELDS: ClassVar[tuple[str, ...]] = ()
+    """The output fields an item can fill; the first is required."""
+
+    items: str
+    """Path to the items: dotted keys, ``[]`` after a key iterates that list
+    (``result.results[].observations[]``); "" is the answer itself."""
+    fields: dict[str, str]
+    """Output field -> dotted path inside one item (``{description = "content"}``)."""
+    where: dict[str, list[str]] = Field(default_factory=dict)
+    """Keep an item only when the value at each path is one of the listed values (compared
+    case-insensitively): ``{category = ["decision"]}`` makes decision observations events."""
+
+    @model_validator(mode="after")
+    def _known_fields(self) -> ExtractedItems:
+        if not _ITEM_PATH.match(self.items):
+            raise ValueError(f"items {self.items!r} is not a path like 'a.b[].c[]'")
+        unknown = sorted(set(self.fields) - set(self.FIELDS))
+        if unknown:
+            raise ValueError(
+                f"unknown {self.KIND} field(s) {unknown} in fields (known: {list(self.FIELDS)})"
+            )
+        if self.FIELDS[0] not in self.fields:
+            raise ValueError(f"fields needs {self.FIELDS[0]!r}: every {self.KIND} has one")
+        return self
+
+
+class ExtractedEvents(ExtractedItems):
+    KIND = "event"
+    FIELDS = ("description", "category", "actor", "due_date", "date")
+
+
+class ExtractedEntities(ExtractedItems):
+    KIND = "entity"
+    FIELDS = ("name", "type", "mentions")
+
+
+class ExtractedObservations(ExtractedItems):
+    KIND = "observation"
+    FIELDS = ("text", "actor")
+
+
+class ExtractedConnections(ExtractedItems):
+    """Links the server recorded from a document to another one; ``document`` is the
+    target as the server names it, resolved to a document by its id or title (links to
+    anything else are not connections)."""
+
+    KIND = "connection"
+    FIELDS = ("document", "reason", "entity")
+
+
+class ExtractRead(Record):
+    tool: str
+    """A tool that lists what the server extracted from one ingested document."""
+    arguments: dict[str, JsonValue]
+    """``{id}``, ``{title}`` and ``{ref}`` (see ``[extract] ref``) are replaced."""
+
+
+class Extract(Record):
+    """Ingest, then list what the server extracted: for a server that parses what it is
+    given into observations, entities or relations (basic-memory's Markdown notes), as
+    opposed to one that stores it as given. Only ``recallbench extract`` uses it."""
+
+    tool: str
+    """The ingest tool, called once per document."""
+    arguments: dict[str, JsonValue]
+    """Its arguments: ``{id}``, ``{text}``, ``{title}``, ``{metadata.KEY}`` are replaced."""
+    ref: str | None = None
+    """Dotted path in the ingest answer's JSON of what the read call needs (a permalink),
+    available there as ``{ref}``."""
+    read: ExtractRead
+    source: Literal["structured", "json_text"] = "structured"
+    """Where the answers' JSON is: structured content (falling back to JSON in the first
+    text block), or JSON inside the first text block."""
+    events: list[ExtractedEvents] = Field(default_factory=list)
+    entities: list[ExtractedEntities] = Field(default_factory=list)
+    observations: list[ExtractedObservations] = Field(default_factory=list)
+    connections: list[ExtractedConnections] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Extract:
+        if not (self.events or self.entities or self.observations or self.connections):
+            raise ValueError(
+                "[extract] maps nothing: give events, entities, observations or connections"
+            )
+        used = set(_PLACEHOLDERS.findall(str(self.read.arguments)))
+        if "ref" in used and self.ref is None:
+            raise ValueError("read.arguments use {ref} but [extract] has no ref path")
+        return self
+
+
 class Profile(Record):
     """An MCP server's profile (the default kind)."""
 
@@ -155,6 +256,9 @@ class Profile(Record):
     results: Results = Field(default_factory=Results)
     reset: Reset | None = None
     proxy: ProxyRules = Field(default_factory=ProxyRules)
+    extract: Extract | None = Field(default=None, exclude=True)
+    """How to use the server as an extractor (``[extract]``); None: it stores what it is
+    given. Left out of a search run's recorded settings (searching never uses it)."""
 
 
 def shipped_profiles() -> dict[str, Path]:
