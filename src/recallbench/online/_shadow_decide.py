@@ -1,0 +1,510 @@
+"""Sequential decisions on a shadow test: graduate the treatment, roll it back, or continue,
+by a rule fixed when the test starts and evaluated on the stored pairs.
+
+The rule (:class:`GraduationRule`, stored as JSON with the test) names:
+
+* the **primary paired measure** (``rr``, ``hit@k``, ``ndcg@k`` or ``interleaving``, see
+  :mod:`recallbench.online._shadow_score`) and the **sequential test** on its per-query
+  differences ``d_i = treatment_i - control_i`` in logging order:
+
+  - ``msprt`` (default): the mixture SPRT of Johari, Koomen, Pekelis & Walsh (2017),
+    :mod:`recallbench.stats._msprt`. With ``n`` differences of mean ``dbar_n`` and
+    variance ``sigma^2`` (plug-in unless given), ``Lambda_n = sqrt(sigma^2 / (sigma^2 + n
+    tau^2)) exp(n^2 tau^2 dbar_n^2 / (2 sigma^2 (sigma^2 + n tau^2)))``, the always-valid
+    p-value ``p_n = min(p_{n-1}, 1 / Lambda_n)`` and the always-valid interval; checking
+    after every query keeps ``P(p_T <= alpha) <= alpha`` at any stopping time ``T``
+    (Ville's inequality). The treatment is accepted when ``p_n <= alpha`` with the interval
+    above 0, the control when below.
+  - ``sprt``: Wald's paired SPRT (:mod:`recallbench.stats._sprt`), ``H0: mu = 0`` against
+    ``H1: mu = effect``, boundaries ``ln((1 - beta) / alpha)`` and ``ln(beta / (1 -
+    alpha))``; no p-value or interval.
+
+  ``min_queries`` differences are needed before either test may decide (with the plug-in
+  variance the mSPRT's type I error is only asymptotic: 30 or more keeps it near nominal,
+  see ``DEFAULT_MSPRT_MIN_SAMPLES``); ``max_queries``, when set, ends an undecided test.
+* **Guardrails** with non-inferiority margins: for each (latency median or p95, error rate,
+  empty-result rate, mean tokens; higher is worse) the treatment's value ``T`` against the
+  control's ``C`` over the same pairs must satisfy ``T <= C (1 + m)`` (relative margin) or
+  ``T <= C + m`` (absolute margin, e.g. 0.01 = one point of error rate). They are judged
+  on the estimates at the moment of the decision, once ``min_queries`` are in; a guardrail
+  a side did not measure (no latency logged) does not block.
+* The **sample-ratio check** (SRM, Fabijan et al. 2019; :mod:`recallbench.stats._srm`):
+  Pearson's ``X^2 = sum_j (o_j - N p_j)^2 / (N p_j)`` against the planned split, flagged at
+  ``p < srm_threshold`` (0.001). Two splits are checked when they apply: which team placed
+  the first document of each interleaved list (a fair coin: 1 : 1), and, when the rule
+  names the proxy's ``sample_percent`` below 100, mirrored searches against the other
+  searches logged in the test's window (``p : 100 - p``). A mismatch means the pairs are
+  not the sample the test assumes: the rule then never graduates (it continues, flagged).
+
+The decision, in order: fewer than ``min_queries`` differences → continue; an SRM mismatch
+→ continue; a guardrail breached → rollback; the sequential test accepted the treatment →
+graduate, the control → rollback; ``max_queries`` reached undecided → rollback (no gain
+shown); else continue.
+
+References:
+    Johari, R., Koomen, P., Pekelis, L. & Walsh, D. (2017). Peeking at A/B tests: why it
+    matters, and what to do about it. KDD 2017, 1517-1525. The mSPRT and always-valid
+    p-values and intervals.
+    Wald, A. (1945). Sequential tests of statistical hypotheses. Ann. Math. Statist. 16(2).
+    Fabijan, A., Gupchup, J., Gupta, S., Omhover, J., Qin, W., Vermeer, L. & Dmitriev, P.
+    (2019). Diagnosing sample ratio mismatch in online controlled experiments. KDD 2019.
+    Radlinski, F., Kurup, M. & Joachims, T. (2008); Chapelle, O., Joachims, T., Radlinski, F.
+    & Yue, Y. (2012): team-draft interleaving and its credit (the ``interleaving`` measure).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+from recallbench.core._errors import ConfigError
+from recallbench.online._shadow_score import (
+    GUARDRAIL_NAMES,
+    PairScore,
+    Side,
+    SideGuardrails,
+    guardrails,
+    parse_measure,
+    score_test,
+)
+from recallbench.stats._interleaving import summarise
+from recallbench.stats._msprt import DEFAULT_TAU, MixtureSPRT, MsprtSettings
+from recallbench.stats._sprt import PairedSPRT, SprtSettings
+from recallbench.stats._srm import SRM_THRESHOLD, sample_ratio_check
+
+if TYPE_CHECKING:
+    from recallbench.store import ShadowTest, Store
+
+Verdict = Literal["graduate", "rollback", "continue"]
+Method = Literal["msprt", "sprt"]
+MarginKind = Literal["relative", "absolute"]
+
+DEFAULT_MIN_QUERIES: Final = 100
+DEFAULT_GUARDRAILS: Final[dict[str, dict[str, Any]]] = {
+    "latency_p95": {"kind": "relative", "margin": 0.20},
+    "error_rate": {"kind": "absolute", "margin": 0.01},
+    "empty_rate": {"kind": "absolute", "margin": 0.02},
+}
+"""Latency p95 not worse than +20%, error rate not worse than +1 point, empty results not
+more than +2 points."""
+_GUARDRAIL = re.compile(r"^\s*(\w+)\s*[:=]\s*\+?\s*(\d+(?:\.\d*)?|\.\d+)\s*(%|pt|pts)?\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Margin:
+    """A guardrail's non-inferiority margin: ``T <= C (1 + margin)`` (relative) or
+    ``T <= C + margin`` (absolute)."""
+
+    kind: MarginKind
+    margin: float
+
+    def limit(self, control: float) -> float:
+        """The worst treatment value allowed against the control's ``control``."""
+        return control * (1 + self.margin) if self.kind == "relative" else control + self.margin
+
+    def describe(self) -> str:
+        if self.kind == "relative":
+            return f"+{self.margin * 100:g}%"
+        return f"+{self.margin:g}"
+
+
+def parse_guardrail(text: str) -> tuple[str, Margin]:
+    """``NAME:+20%`` (relative), ``NAME:+0.01`` or ``NAME:+1pt`` (absolute; one point is
+    0.01 of a rate), ``NAME=...`` also accepted. ConfigError naming the text otherwise."""
+    found = _GUARDRAIL.match(text)
+    if found is None:
+        raise ConfigError(
+            f"--guardrail {text!r}: expected NAME:+P% (relative) or NAME:+X / NAME:+Npt "
+            f"(absolute), NAME one of {', '.join(GUARDRAIL_NAMES)}"
+        )
+    name, number, unit = found.group(1), float(found.group(2)), found.group(3)
+    if name not in GUARDRAIL_NAMES:
+        raise ConfigError(
+            f"--guardrail {text!r}: unknown guardrail {name!r}, one of {', '.join(GUARDRAIL_NAMES)}"
+        )
+    if unit == "%":
+        return name, Margin("relative", number / 100)
+    return name, Margin("absolute", number / 100 if unit in ("pt", "pts") else number)
+
+
+@dataclass(frozen=True, slots=True)
+class GraduationRule:
+    """The rule a shadow test is decided by (module docstring); stored with the test."""
+
+    measure: str = "rr"
+    method: Method = "msprt"
+    alpha: float = 0.05
+    min_queries: int = DEFAULT_MIN_QUERIES
+    max_queries: int | None = None
+    tau: float = DEFAULT_TAU
+    sigma: float | None = None
+    effect: float = 0.05
+    beta: float = 0.20
+    guardrails: dict[str, Margin] = field(
+        default_factory=lambda: {
+            name: Margin(spec["kind"], spec["margin"]) for name, spec in DEFAULT_GUARDRAILS.items()
+        }
+    )
+    srm_threshold: float = SRM_THRESHOLD
+    sample_percent: float | None = None
+
+    def __post_init__(self) -> None:
+        parse_measure(self.measure)
+        if self.method not in ("msprt", "sprt"):
+            raise ConfigError(f"rule.method: {self.method!r} is not msprt or sprt")
+        _check(0 < self.alpha < 1, "alpha", self.alpha, "in (0, 1)")
+        _check(
+            _is_int(self.min_queries) and self.min_queries >= 2,
+            "min_queries",
+            self.min_queries,
+            "an integer >= 2",
+        )
+        if self.max_queries is not None:
+            _check(
+                _is_int(self.max_queries) and self.max_queries >= self.min_queries,
+                "max_queries",
+                self.max_queries,
+                f"an integer >= min_queries ({self.min_queries})",
+            )
+        _check(math.isfinite(self.tau) and self.tau > 0, "tau", self.tau, "a positive number")
+        if self.sigma is not None:
+            _check(
+                math.isfinite(self.sigma) and self.sigma > 0,
+                "sigma",
+                self.sigma,
+                "a positive number",
+            )
+        _check(
+            math.isfinite(self.effect) and self.effect > 0,
+            "effect",
+            self.effect,
+            "a positive number",
+        )
+        _check(
+            0 < self.beta < 1 and self.alpha + self.beta < 1, "beta", self.beta, "in (0, 1 - alpha)"
+        )
+        for name, margin in self.guardrails.items():
+            if name not in GUARDRAIL_NAMES:
+                raise ConfigError(
+                    f"rule.guardrails: unknown guardrail {name!r}, "
+                    f"one of {', '.join(GUARDRAIL_NAMES)}"
+                )
+            if margin.kind not in ("relative", "absolute") or not (
+                math.isfinite(margin.margin) and margin.margin >= 0
+            ):
+                raise ConfigError(f"rule.guardrails.{name}: {margin} is not a margin >= 0")
+        _check(0 < self.srm_threshold < 1, "srm_threshold", self.srm_threshold, "in (0, 1)")
+        if self.sample_percent is not None:
+            _check(
+                0 < self.sample_percent <= 100, "sample_percent", self.sample_percent, "in (0, 100]"
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The rule as JSON-ready data (what the store keeps)."""
+        data = asdict(self)
+        data["guardrails"] = {name: asdict(margin) for name, margin in self.guardrails.items()}
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GraduationRule:
+        """The rule from :meth:`to_dict`'s data; ConfigError, located, for bad data."""
+        known = set(cls.__dataclass_fields__)
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(f"rule: unknown keys {unknown}")
+        values = dict(data)
+        if "guardrails" in values:
+            values["guardrails"] = margins(values["guardrails"])
+        try:
+            return cls(**values)
+        except TypeError as error:
+            raise ConfigError(f"rule: {error}") from None
+
+    @classmethod
+    def of_test(cls, test: ShadowTest) -> GraduationRule:
+        """The rule a stored test was started with (its columns win over the JSON)."""
+        data = {**test.rule, "measure": test.measure, "alpha": test.alpha}
+        data["guardrails"] = test.guardrails
+        return cls.from_dict(data)
+
+
+def margins(data: Mapping[str, Any]) -> dict[str, Margin]:
+    """Guardrail margins from JSON data ``{name: {"kind": ..., "margin": ...}}``."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"rule.guardrails: expected an object, got {data!r}")
+    found = {}
+    for name, spec in data.items():
+        if not isinstance(spec, Mapping) or set(spec) != {"kind", "margin"}:
+            raise ConfigError(f"rule.guardrails.{name}: expected {{kind, margin}}, got {spec!r}")
+        margin = spec["margin"]
+        if isinstance(margin, bool) or not isinstance(margin, (int, float)):
+            raise ConfigError(f"rule.guardrails.{name}.margin: expected a number, got {margin!r}")
+        found[str(name)] = Margin(spec["kind"], float(margin))
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class GuardrailResult:
+    """One guardrail now: both sides' values, the limit, and whether it holds (None when a
+    side did not measure it)."""
+
+    name: str
+    control: float | None
+    treatment: float | None
+    margin: str
+    limit: float | None
+    passed: bool | None
+
+
+@dataclass(frozen=True, slots=True)
+class SrmCheck:
+    """One sample-ratio check: arms, counts, planned shares, p-value, flag."""
+
+    name: str
+    arms: tuple[str, ...]
+    observed: tuple[int, ...]
+    planned: tuple[float, ...]
+    pvalue: float
+    mismatch: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Secondary:
+    """A paired measure other than the primary: pairs measured and mean difference."""
+
+    n: int
+    mean: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What the rule decides now, with its evidence."""
+
+    decision: Verdict
+    reason: str
+    measure: str
+    method: Method
+    pairs: int
+    measured: int
+    """Pairs with a value of the primary measure."""
+    n: int
+    """Differences the sequential test used: all of them, or those up to the one at which
+    it decided (later ones change nothing)."""
+    mean: float | None
+    """Mean of the ``n`` differences used."""
+    pvalue: float | None
+    """Always-valid p-value (mSPRT); None for the SPRT."""
+    interval: tuple[float, float] | None
+    """Always-valid ``1 - alpha`` interval of the mean difference (mSPRT)."""
+    llr: float | None
+    """The SPRT's log-likelihood ratio; None for the mSPRT."""
+    sequential: str
+    """The sequential test's own state: continue, accept_treatment, accept_control,
+    inconclusive."""
+    guardrails: tuple[GuardrailResult, ...]
+    sides: dict[str, dict[str, Any]]
+    srm: tuple[SrmCheck, ...]
+    secondary: dict[str, Secondary]
+    interleaving: dict[str, Any] | None
+    rule: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready evidence (infinite bounds as None)."""
+        data = asdict(self)
+        if self.interval is not None:
+            data["interval"] = [None if math.isinf(x) else x for x in self.interval]
+        return data
+
+
+def decide(
+    rule: GraduationRule,
+    rows: Sequence[Mapping[str, Any]],
+    scores: Sequence[PairScore],
+    searches: int | None = None,
+) -> Decision:
+    """The rule's decision on the pairs ``rows`` and their ``scores`` (same order, oldest
+    first); ``searches``: searches logged in the test's window, for the sampling SRM."""
+    if len(rows) != len(scores):
+        raise ConfigError(f"decide: {len(rows)} rows but {len(scores)} scores")
+    differences = [d for d in (score.difference(rule.measure) for score in scores) if d is not None]
+    pvalue: float | None = None
+    interval: tuple[float, float] | None = None
+    llr: float | None = None
+    if rule.method == "msprt":
+        floor = 1 if rule.sigma is not None else 2
+        test = MixtureSPRT(
+            MsprtSettings(
+                alpha=rule.alpha,
+                tau=rule.tau,
+                sigma=rule.sigma,
+                min_samples=max(rule.min_queries, floor),
+                max_samples=rule.max_queries,
+            )
+        )
+        sequential = test.update(differences) if differences else "continue"
+        pvalue, interval, n = test.pvalue, test.interval, test.n
+    else:
+        sprt = PairedSPRT(
+            SprtSettings(
+                alpha=rule.alpha,
+                beta=rule.beta,
+                effect=rule.effect,
+                min_samples=rule.min_queries,
+                max_samples=rule.max_queries,
+            )
+        )
+        sequential = sprt.update(differences) if differences else "continue"
+        llr, n = sprt.llr, sprt.n
+    used = differences[:n]
+    mean = sum(used) / n if n else None
+    sides = guardrails(rows)
+    checks = _guardrail_results(rule, sides)
+    srm = _srm_checks(rule, rows, searches)
+    verdict, reason = _verdict(rule, n, sequential, checks, srm)
+    return Decision(
+        decision=verdict,
+        reason=reason,
+        measure=rule.measure,
+        method=rule.method,
+        pairs=len(rows),
+        measured=len(differences),
+        n=n,
+        mean=mean,
+        pvalue=pvalue,
+        interval=interval,
+        llr=llr,
+        sequential=sequential,
+        guardrails=checks,
+        sides={side: asdict(values) for side, values in sides.items()},
+        srm=srm,
+        secondary=_secondary(rule, scores),
+        interleaving=_interleaving(scores, rule.alpha),
+        rule=rule.to_dict(),
+    )
+
+
+def decide_test(store: Store, test: ShadowTest, until: datetime | None = None) -> Decision:
+    """:func:`decide` on the pairs the store holds for ``test`` (up to ``until``)."""
+    rule = GraduationRule.of_test(test)
+    rows, scores = score_test(store, test, until)
+    searches = None
+    if rule.sample_percent is not None and rule.sample_percent < 100:
+        end = test.stopped_at or until
+        logged = store.query_log(since=test.started_at)
+        searches = sum(1 for entry in logged if end is None or entry.created_at <= end)
+    return decide(rule, rows, scores, searches)
+
+
+def _verdict(
+    rule: GraduationRule,
+    n: int,
+    sequential: str,
+    checks: Sequence[GuardrailResult],
+    srm: Sequence[SrmCheck],
+) -> tuple[Verdict, str]:
+    if n < rule.min_queries:
+        return "continue", f"{n} of the {rule.min_queries} measured pairs the rule needs"
+    mismatched = [check.name for check in srm if check.mismatch]
+    if mismatched:
+        return "continue", (
+            f"sample ratio mismatch ({', '.join(mismatched)}): the pairs are not the sample "
+            "the test assumes; find the cause before deciding"
+        )
+    breached = [check.name for check in checks if check.passed is False]
+    if breached:
+        return "rollback", f"guardrail breached: {', '.join(breached)}"
+    if sequential == "accept_treatment":
+        return "graduate", f"{rule.method}: the treatment is better on {rule.measure}"
+    if sequential == "accept_control":
+        return "rollback", f"{rule.method}: the treatment is worse on {rule.measure}"
+    if sequential == "inconclusive":
+        return "rollback", f"no difference shown within max_queries ({rule.max_queries})"
+    return "continue", f"{rule.method}: no decision yet on {rule.measure}"
+
+
+def _guardrail_results(
+    rule: GraduationRule, sides: Mapping[Side, SideGuardrails]
+) -> tuple[GuardrailResult, ...]:
+    results = []
+    for name, margin in rule.guardrails.items():
+        control, treatment = sides["control"].get(name), sides["treatment"].get(name)
+        if control is None or treatment is None:
+            results.append(GuardrailResult(name, control, treatment, margin.describe(), None, None))
+            continue
+        limit = margin.limit(control)
+        passed = treatment <= limit + 1e-12
+        results.append(GuardrailResult(name, control, treatment, margin.describe(), limit, passed))
+    return tuple(results)
+
+
+def _srm_checks(
+    rule: GraduationRule, rows: Sequence[Mapping[str, Any]], searches: int | None
+) -> tuple[SrmCheck, ...]:
+    checks = []
+    first = [row["interleaved"][0][1] for row in rows if row.get("interleaved")]
+    if first:
+        observed = (first.count("control"), first.count("treatment"))
+        result = sample_ratio_check(observed, (0.5, 0.5), threshold=rule.srm_threshold)
+        checks.append(
+            SrmCheck(
+                "interleaving first pick",
+                ("control", "treatment"),
+                observed,
+                (0.5, 0.5),
+                result.pvalue,
+                result.mismatch,
+            )
+        )
+    percent = rule.sample_percent
+    if percent is not None and percent < 100 and searches is not None and searches > 0:
+        mirrored = min(len(rows), searches)
+        observed = (mirrored, searches - mirrored)
+        planned = (percent / 100, 1 - percent / 100)
+        result = sample_ratio_check(observed, planned, threshold=rule.srm_threshold)
+        checks.append(
+            SrmCheck(
+                "sampled searches",
+                ("mirrored", "not mirrored"),
+                observed,
+                planned,
+                result.pvalue,
+                result.mismatch,
+            )
+        )
+    return tuple(checks)
+
+
+def _secondary(rule: GraduationRule, scores: Sequence[PairScore]) -> dict[str, Secondary]:
+    k = parse_measure(rule.measure)[1]
+    found = {}
+    for measure in ("rr", f"hit@{k}", f"ndcg@{k}", "interleaving"):
+        values = [d for d in (score.difference(measure) for score in scores) if d is not None]
+        found[measure] = Secondary(len(values), sum(values) / len(values) if values else None)
+    return found
+
+
+def _interleaving(scores: Sequence[PairScore], alpha: float) -> dict[str, Any] | None:
+    outcomes = [score.outcome for score in scores if score.outcome is not None]
+    if not any(score.interleaved for score in scores):
+        return None
+    summary = summarise(outcomes, alpha)
+    return {
+        "wins": summary.wins,
+        "ties": summary.ties,
+        "losses": summary.losses,
+        "sign_test_p": summary.pvalue,
+        "preference": summary.preference,
+    }
+
+
+def _check(ok: bool, name: str, value: object, expected: str) -> None:
+    if not ok:
+        raise ConfigError(f"rule.{name}: expected {expected}, got {value!r}")
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)

@@ -1,0 +1,257 @@
+"""The graduation rule: graduates on a clear effect, not under the null, rolls back on a
+worse treatment or a breached guardrail, never decides on a sample-ratio mismatch; mSPRT and
+SPRT; the rule's JSON round trip and its located errors; from a real store (both engines)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
+import pytest
+
+from recallbench.core import ConfigError
+from recallbench.online._shadow_decide import (
+    GraduationRule,
+    Margin,
+    decide,
+    decide_test,
+    parse_guardrail,
+)
+from recallbench.online._shadow_score import score_pairs
+from recallbench.store import FeedbackEvent, open_store
+
+T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+DOCS = [f"d{i}" for i in range(10)]
+
+
+def stream(
+    n: int,
+    seed: int,
+    effect: float = 0.0,
+    treatment_latency: float = 10.0,
+    treatment_errors: float = 0.0,
+    feedback_share: float = 0.8,
+) -> tuple[list[dict[str, Any]], list[FeedbackEvent]]:
+    """``n`` pairs; the agent reads one document per search (``feedback_share`` of them).
+    The control puts it at a random rank 1-5; the treatment at rank 1 with probability
+    ``effect`` more than the control does, else at the control's rank (so under effect 0
+    both are the same distribution, with many ties)."""
+    rng = np.random.default_rng(seed)
+    rows, events = [], []
+    for i in range(n):
+        target = DOCS[i % 10]
+        others = [doc for doc in DOCS if doc != target]
+        control_rank = int(rng.integers(0, 5))
+        better = rng.random() < effect
+        treatment_rank = 0 if better else int(rng.integers(0, 5))
+        control = [*others[:control_rank], target, *others[control_rank:4]]
+        treatment = [*others[:treatment_rank], target, *others[treatment_rank:4]]
+        failed = rng.random() < treatment_errors
+        query_id = f"q{seed}-{i}"
+        rows.append(
+            {
+                "query_id": query_id,
+                "control_results": tuple(control),
+                "treatment_results": () if failed else tuple(treatment),
+                "control_latency_ms": float(rng.normal(10, 1)),
+                "treatment_latency_ms": None if failed else float(rng.normal(treatment_latency, 1)),
+                "control_error": None,
+                "treatment_error": "timeout" if failed else None,
+                "created_at": T0 + timedelta(seconds=i),
+            }
+        )
+        if rng.random() < feedback_share:
+            events.append(FeedbackEvent(query_id, "read_after_search", T0, doc_id=target))
+    return rows, events
+
+
+def run(rule: GraduationRule, rows: list[dict[str, Any]], events: list[FeedbackEvent]) -> Any:
+    return decide(rule, rows, score_pairs(rows, events))
+
+
+RULE = GraduationRule(measure="rr", min_queries=50)
+
+
+def test_a_clear_effect_graduates_with_its_evidence() -> None:
+    decision = run(RULE, *stream(600, seed=1, effect=0.4))
+    assert decision.decision == "graduate", decision.reason
+    assert decision.sequential == "accept_treatment"
+    assert decision.pvalue is not None and decision.pvalue <= 0.05
+    assert decision.interval is not None and decision.interval[0] > 0
+    assert decision.n < 600  # stopped early: the mSPRT decided on its way
+    assert all(check.passed for check in decision.guardrails)
+    evidence = decision.to_dict()
+    assert evidence["decision"] == "graduate" and evidence["rule"]["measure"] == "rr"
+    assert evidence["secondary"]["rr"]["mean"] > 0
+
+
+def test_under_the_null_the_rule_graduates_at_most_alpha_of_the_time() -> None:
+    """100 null streams of 400 pairs, each checked as a whole (the mSPRT's path is the
+    check after every pair): graduations stay within alpha plus Monte Carlo error."""
+    graduated = sum(
+        run(RULE, *stream(400, seed=seed)).decision == "graduate" for seed in range(100)
+    )
+    assert graduated <= 9  # alpha 0.05: P(Binomial(100, 0.05) > 9) < 0.03
+
+
+def test_a_worse_treatment_is_rolled_back() -> None:
+    rows, events = stream(600, seed=2, effect=0.4)
+    swapped = [
+        {
+            **row,
+            "control_results": row["treatment_results"],
+            "treatment_results": row["control_results"],
+        }
+        for row in rows
+    ]
+    decision = run(RULE, swapped, events)
+    assert decision.decision == "rollback" and decision.sequential == "accept_control"
+
+
+def test_too_few_pairs_continue_whatever_the_effect() -> None:
+    decision = run(GraduationRule(min_queries=500), *stream(100, seed=3, effect=0.9))
+    assert decision.decision == "continue" and "of the 500 measured pairs" in decision.reason
+
+
+def test_a_breached_guardrail_rolls_back_even_a_better_treatment() -> None:
+    slow = run(RULE, *stream(600, seed=4, effect=0.4, treatment_latency=20.0))
+    assert slow.decision == "rollback" and "latency_p95" in slow.reason
+    [latency] = [check for check in slow.guardrails if check.name == "latency_p95"]
+    assert latency.passed is False and latency.treatment > latency.limit
+    failing = run(RULE, *stream(600, seed=5, effect=0.4, treatment_errors=0.05))
+    assert failing.decision == "rollback" and "error_rate" in failing.reason
+
+
+def test_a_wider_margin_lets_the_same_slow_treatment_graduate() -> None:
+    rule = GraduationRule(min_queries=50, guardrails={"latency_p95": Margin("relative", 1.5)})
+    assert (
+        run(rule, *stream(600, seed=4, effect=0.4, treatment_latency=20.0)).decision == "graduate"
+    )
+
+
+def test_a_sample_ratio_mismatch_blocks_graduation() -> None:
+    rows, events = stream(600, seed=6, effect=0.4)
+    # interleaved lists whose first pick is always the treatment's: no fair coin did that
+    for row in rows:
+        row["interleaved"] = [(row["treatment_results"][0], "treatment")]
+    decision = run(RULE, rows, events)
+    assert decision.decision == "continue" and "sample ratio mismatch" in decision.reason
+    [check] = decision.srm
+    assert check.mismatch and check.observed == (0, 600)
+    sampled = GraduationRule(min_queries=50, sample_percent=10)
+    plain, _ = stream(600, seed=6, effect=0.4)
+    fine = decide(sampled, plain, score_pairs(plain, events), searches=6000)
+    off = decide(sampled, plain, score_pairs(plain, events), searches=1000)  # 60% mirrored
+    assert fine.decision == "graduate" and not fine.srm[0].mismatch
+    assert off.decision == "continue" and off.srm[0].name == "sampled searches"
+
+
+def test_max_queries_ends_an_undecided_test_with_a_rollback() -> None:
+    rule = GraduationRule(min_queries=50, max_queries=80)
+    decision = run(rule, *stream(400, seed=7))
+    assert decision.sequential == "inconclusive" and decision.decision == "rollback"
+    assert decision.n == 80 and decision.measured > 80
+
+
+def test_the_sprt_is_an_option() -> None:
+    rule = GraduationRule(method="sprt", min_queries=50, effect=0.1)
+    decision = run(rule, *stream(600, seed=8, effect=0.4))
+    assert decision.decision == "graduate" and decision.llr is not None
+    assert decision.pvalue is None and decision.interval is None
+
+
+def test_interleaving_credit_as_the_primary_measure() -> None:
+    rows, events = stream(600, seed=9, effect=0.4)
+    from recallbench.stats._interleaving import team_draft
+
+    for row in rows:
+        drafted = team_draft(row["control_results"], row["treatment_results"], row["query_id"])
+        row["interleaved"] = list(zip(drafted.items, drafted.teams, strict=True))
+    decision = run(GraduationRule(measure="interleaving", min_queries=50), rows, events)
+    assert decision.interleaving is not None
+    assert decision.interleaving["wins"] > decision.interleaving["losses"]
+    assert not decision.srm[0].mismatch  # a fair coin picked first
+    assert decision.decision == "graduate", decision.reason
+
+
+def test_empty_pairs_and_no_feedback_continue() -> None:
+    assert run(RULE, [], []).decision == "continue"
+    rows, _ = stream(200, seed=10, effect=0.5)
+    decision = run(RULE, rows, [])  # no feedback: no difference to test
+    assert decision.n == 0 and decision.decision == "continue"
+
+
+def test_the_rule_round_trips_through_json() -> None:
+    rule = GraduationRule(
+        measure="ndcg@5",
+        method="sprt",
+        min_queries=30,
+        guardrails={"error_rate": Margin("absolute", 0.01)},
+        sample_percent=10,
+    )
+    assert GraduationRule.from_dict(rule.to_dict()) == rule
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"alpha": 2}, "rule.alpha: expected in"),
+        ({"min_queries": 1}, "rule.min_queries"),
+        ({"measure": "mrr"}, "unknown shadow measure"),
+        ({"method": "bayes"}, "rule.method"),
+        ({"colour": "red"}, r"unknown keys \['colour'\]"),
+        ({"guardrails": {"latency_p95": {"kind": "relative"}}}, "rule.guardrails.latency_p95"),
+        ({"guardrails": {"speed": {"kind": "relative", "margin": 0.1}}}, "unknown guardrail"),
+        ({"max_queries": 10, "min_queries": 20}, "rule.max_queries"),
+    ],
+)
+def test_a_bad_rule_is_refused_where_it_is_wrong(data: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        GraduationRule.from_dict(data)
+
+
+@pytest.mark.parametrize(
+    ("text", "parsed"),
+    [
+        ("latency_p95:+20%", ("latency_p95", Margin("relative", 0.2))),
+        ("error_rate:+1pt", ("error_rate", Margin("absolute", 0.01))),
+        ("empty_rate=0.05", ("empty_rate", Margin("absolute", 0.05))),
+    ],
+)
+def test_guardrail_options(text: str, parsed: tuple[str, Margin]) -> None:
+    name, margin = parse_guardrail(text)
+    assert name == parsed[0] and margin.kind == parsed[1].kind
+    assert margin.margin == pytest.approx(parsed[1].margin)
+
+
+@pytest.mark.parametrize("text", ["latency", "speed:+5%", "error_rate:-1pt"])
+def test_a_bad_guardrail_option_is_refused(text: str) -> None:
+    with pytest.raises(ConfigError, match="--guardrail"):
+        parse_guardrail(text)
+
+
+def test_a_stored_test_is_decided_on_its_stored_pairs(db_url: str) -> None:
+    rows, events = stream(300, seed=11, effect=0.5)
+    rule = GraduationRule(min_queries=50)
+    with open_store(db_url) as store:
+        test = store.start_shadow_test(
+            "t",
+            "A",
+            "B",
+            rule.measure,
+            rule.to_dict(),
+            rule.to_dict()["guardrails"],
+            alpha=rule.alpha,
+            at=T0 - timedelta(seconds=1),
+        )
+        for row in rows:
+            store.log_shadow_run({**row, "control": "A", "treatment": "B"})
+        store.log(feedback=events)
+        decision = decide_test(store, test)
+        stored = store.shadow_test("t")
+    assert stored is not None and GraduationRule.of_test(stored) == rule
+    expected = decide(rule, rows, score_pairs(rows, events))
+    assert decision.decision == expected.decision == "graduate"
+    assert decision.pvalue == pytest.approx(expected.pvalue)
+    assert decision.n == expected.n
