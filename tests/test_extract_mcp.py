@@ -358,9 +358,10 @@ def test_a_user_profile_extracts_through_any_server(tmp_path: Path) -> None:
     [
         ("crash", "", "crash"),
         ("search", 'query = "hang"', "no answer within 2"),
+        ("nope", "", "the server has no tool 'nope'"),
     ],
 )
-def test_a_server_that_crashes_or_hangs_fails_the_system(
+def test_a_server_that_crashes_hangs_or_lacks_the_tool_fails_the_system(
     tmp_path: Path, read: str, arguments: str, message: str
 ) -> None:
     profile = _profile(tmp_path, _extract(read, arguments))

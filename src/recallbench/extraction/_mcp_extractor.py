@@ -20,7 +20,9 @@ import asyncio
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+import anyio
 
 from recallbench.core import ConfigError, SystemUnderTestError
 from recallbench.extraction._formats import (
@@ -36,6 +38,9 @@ from recallbench.extraction._formats import (
 from recallbench.systems._answers import answer_texts, fill, select
 from recallbench.systems._launch import require_installed
 from recallbench.systems._profile import Extract, ExtractedItems, Profile, load_profile
+
+if TYPE_CHECKING:
+    from recallbench.systems._mcp import MCPSystem
 
 NAME_PREFIX = "mcp:"
 
@@ -111,13 +116,19 @@ class MCPExtractor:
         finally:
             await system.close()
 
-    async def _require_tools(self, system: Any) -> None:
-        tools = {tool.name for tool in (await system._session.list_tools()).tools}
+    async def _require_tools(self, system: MCPSystem) -> None:
+        assert system._session is not None  # setup connected or raised
+        try:
+            with anyio.fail_after(self.profile.server.call_timeout):
+                listed = await system._session.list_tools()
+        except Exception as error:  # a server that ended or stalled right after starting
+            raise SystemUnderTestError(f"listing its tools: {type(error).__name__}") from None
+        tools = {tool.name for tool in listed.tools}
         for tool in (self.spec.tool, self.spec.read.tool):
             if tool not in tools:
                 raise SystemUnderTestError(f"the server has no tool {tool!r}")
 
-    async def _ingest(self, system: Any, document: GoldDocument) -> Any:
+    async def _ingest(self, system: MCPSystem, document: GoldDocument) -> Any:
         """Ingest one document; what the read call needs from the answer (``{ref}``)."""
         arguments = fill(self.spec.arguments, _places(document))
         answer = await _call(system, self.spec.tool, arguments)
@@ -131,7 +142,7 @@ class MCPExtractor:
             )
         return ref
 
-    async def _read(self, system: Any, document: GoldDocument, ref: Any) -> Any:
+    async def _read(self, system: MCPSystem, document: GoldDocument, ref: Any) -> Any:
         read = self.spec.read
         arguments = fill(read.arguments, {**_places(document), "ref": ref})
         return _json(await _call(system, read.tool, arguments), self.spec.source)
@@ -158,7 +169,7 @@ class MCPExtractor:
         )
 
 
-async def _call(system: Any, tool: str, arguments: dict[str, Any]) -> Any:
+async def _call(system: MCPSystem, tool: str, arguments: dict[str, Any]) -> Any:
     """A tool call through the search adapter (timeouts, error answers, a server that
     wrote garbage); any other failure of the connection is the system's failure too."""
     try:
