@@ -9,7 +9,10 @@ observations, graph connections), scored against ground truth.
   scores per document and aggregated with bootstrap intervals;
 - LoCoMo's events and observations as ground truth, and a deterministic baseline extractor;
 - decision tests for memory writes (ADD / UPDATE / DELETE / NOOP) with a bundled fixture,
-  a scorer and a deterministic baseline decider; a bundled meeting corpus (``data/``).
+  a scorer and a deterministic baseline decider; a bundled meeting corpus (``data/``);
+- systems under test: the extractor and decider protocols, resolved from a spec
+  (``baseline``, ``llm``, ``python:...``, ``command:...``, ``mcp:PROFILE``), and the LLM
+  extractor and decider through the judge provider layer.
 
 Names are imported on first use (PEP 562).
 """
@@ -36,6 +39,13 @@ if TYPE_CHECKING:
         score_decisions,
         validated_decisions,
     )
+    from recallbench.extraction._extractors import (
+        BaselineDecider,
+        Decider,
+        Extractor,
+        resolve_decider,
+        resolve_extractor,
+    )
     from recallbench.extraction._formats import (
         GROUND_TRUTH_FORMAT,
         OUTPUT_FORMAT,
@@ -59,6 +69,7 @@ if TYPE_CHECKING:
         validated_ground_truth,
         validated_output,
     )
+    from recallbench.extraction._llm import LLMDecider, LLMExtractor
     from recallbench.extraction._locomo import load_locomo_extraction
     from recallbench.extraction._matching import (
         DEFAULT_RULE,
@@ -87,7 +98,9 @@ __all__ = [
     "OUTPUT_FORMAT",
     "SCORES_FORMAT",
     "Aggregate",
+    "BaselineDecider",
     "BaselineExtractor",
+    "Decider",
     "Decision",
     "DecisionCase",
     "DecisionFixture",
@@ -106,8 +119,11 @@ __all__ = [
     "ExtractionGroundTruth",
     "ExtractionOutput",
     "ExtractionScores",
+    "Extractor",
     "GoldDocument",
     "GraphCase",
+    "LLMDecider",
+    "LLMExtractor",
     "MatchRule",
     "Memory",
     "UnitScores",
@@ -124,6 +140,8 @@ __all__ = [
     "match",
     "names_match",
     "normalise",
+    "resolve_decider",
+    "resolve_extractor",
     "score_decisions",
     "score_extraction",
     "similarity",
@@ -135,6 +153,16 @@ __all__ = [
 
 __getattr__ = lazy_exports(
     __name__,
-    ("_formats", "_matching", "_measures", "_normalise", "_locomo", "_baseline", "_decisions"),
+    (
+        "_formats",
+        "_matching",
+        "_measures",
+        "_normalise",
+        "_locomo",
+        "_baseline",
+        "_decisions",
+        "_extractors",
+        "_llm",
+    ),
     __all__,
 )
