@@ -3,21 +3,28 @@ observations, graph connections) against ground truth, under each matching rule.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from recallbench.cli._errors import reports_errors
-from recallbench.cli._options import out_option, quiet_option
+from recallbench.cli._errors import EXIT_SERVICE_FAILED, reports_errors
+from recallbench.cli._options import (
+    config_option,
+    out_option,
+    quiet_option,
+    store_option,
+    with_judge_cache_options,
+)
 from recallbench.cli._run import make_console
 from recallbench.cli._run_io import writable_folder, written
-from recallbench.core import ConfigError
+from recallbench.core import ConfigError, RecallbenchError
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from recallbench.extraction import ExtractionGroundTruth, ExtractionOutput
+    from recallbench.extraction import ExtractionGroundTruth, ExtractionOutput, GraphCase
     from recallbench.extraction._report import ExtractionReport
 
 LOCOMO_PREFIX = "locomo-events:"
@@ -26,6 +33,14 @@ DEFAULT_RULES = ("exact", "jaccard>=0.5", "containment>=0.7", "fuzzy>=85")
 SHOWN_CHANGES = 5
 BUNDLED = ("meeting-sample",)
 """Ground truth shipped in recallbench.extraction's data folder, loadable by name."""
+EXTRACTORS = "baseline | llm | python:MODULE:NAME | command:CMD | mcp:PROFILE"
+
+
+class ExtractionUnreliableError(RecallbenchError):
+    """More LLM calls failed than ``[judge] max_failure_rate`` allows (the outputs are
+    written first, every failed document counted as nothing extracted)."""
+
+    exit_code = EXIT_SERVICE_FAILED
 
 
 @click.command(
@@ -36,17 +51,32 @@ Examples:
   recallbench extract --ground-truth gold.json --output extracted.json --rule exact
   recallbench extract --ground-truth meeting-sample
   recallbench extract --ground-truth gold.json --save-output out/baseline.json --out out/
+  recallbench extract --ground-truth meeting-sample --extractor llm --config recallbench.toml
+  recallbench extract --ground-truth meeting-sample --extractor llm \\
+      --judge-cache ci/extract.jsonl --strict                      # replay only (CI)
+  recallbench extract --ground-truth meeting-sample --extractor python:my_pkg.mem:extract
+  recallbench extract --ground-truth meeting-sample --extractor "command:./extract.sh"
 
 \b
 Ground truth: a recallbench.extraction/v1 file, {LOCOMO_PREFIX}PATH (LoCoMo's
 locomo10.json or its folder: sessions as documents, their annotated events and
-observations), or a bundled corpus by name (meeting-sample). Output: the built-in
-deterministic extractor (baseline), or a recallbench.extraction-output/v1 file. Rules:
+observations), or a bundled corpus by name (meeting-sample). Output: an extractor
+({EXTRACTORS}; default baseline, the built-in deterministic one), or a
+recallbench.extraction-output/v1 file (--output: replays a --save-output). Rules:
 exact (after normalisation), jaccard>=T, containment>=T, fuzzy>=T (0-100), embedding>=T
 (the built-in dense model).
 
 \b
-Exit codes: 0 scored; 2 bad input or usage (nothing is written); 130 interrupted.
+python:NAME is called with each document as a dict (id, text, title, metadata) and
+returns {{events, entities, observations}}; command:CMD runs once per document with that
+dict as JSON on stdin and prints the answer as JSON on stdout. llm asks the [judge] model
+of recallbench.toml with the versioned extract prompt, through the judge cache.
+
+\b
+Exit codes: 0 scored; 2 bad input or usage, or --strict and a call not in the cache
+  (nothing is written); 3 the extractor failed (raised, exited non-zero, timed out,
+  answered off the format: nothing is written); 69 more LLM calls failed than [judge]
+  max_failure_rate allows (written first); 130 interrupted.
 """
 )
 @click.option(
@@ -66,8 +96,23 @@ Exit codes: 0 scored; 2 bad input or usage (nothing is written); 130 interrupted
 )
 @click.option(
     "--extractor",
-    type=click.Choice(["baseline"]),
-    help="Extract with a built-in extractor (default: baseline, unless --output is given).",
+    metavar="SPEC",
+    help=f"Extract with {EXTRACTORS} (default: baseline, unless --output is given).",
+)
+@click.option(
+    "--documents",
+    "limit",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Score the first N documents of the ground truth only (graph cases that name "
+    "another document are left out).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=60.0,
+    show_default=True,
+    help="Seconds a command: extractor may take for one document.",
 )
 @click.option(
     "--output",
@@ -97,18 +142,27 @@ Exit codes: 0 scored; 2 bad input or usage (nothing is written); 130 interrupted
     help="Also write the scored output (a recallbench.extraction-output/v1 file) here.",
 )
 @out_option("Folder for extraction.json and extraction.md.", Path("out"))
+@with_judge_cache_options
+@config_option
+@store_option
 @quiet_option
 @reports_errors
 def extract(
     truth_spec: str,
     conversations: tuple[str, ...],
     extractor: str | None,
+    limit: int | None,
+    timeout: float,
     output_path: Path | None,
     rule_texts: tuple[str, ...],
     resamples: int,
     seed: int,
     save_path: Path | None,
     out_dir: Path,
+    cache_spec: str | None,
+    strict: bool,
+    config_path: Path | None,
+    store_url: str | None,
     quiet: bool,
 ) -> None:
     """Score a system's extraction (events, entities, observations, connections) against
@@ -122,25 +176,122 @@ def extract(
     labels = [rule.label for rule in rules]
     if len(set(labels)) < len(labels):
         raise ConfigError(f"--rule: a rule is given twice ({', '.join(labels)})")
+    spec = extractor or ("baseline" if output_path is None else None)
+    if spec != "llm" and (cache_spec is not None or strict):
+        raise ConfigError("--judge-cache and --strict apply to --extractor llm only")
     writable_folder(out_dir, "--out")
     if save_path is not None:
         writable_folder(save_path.parent, "--save-output")
     truth = _ground_truth(truth_spec, conversations)
-    output = _output(truth, output_path)
+    if limit is not None:
+        truth = first_documents(truth, limit)
+    console = make_console(quiet)
+    if output_path is not None:
+        output = _output(output_path)
+    else:
+        options = _LLMOptions(config_path, cache_spec, strict, store_url)
+        output = _extracted(truth, spec or "baseline", timeout, options, console)
     results = [
         score_extraction(truth, output, rule, resamples=resamples, seed=seed) for rule in rules
     ]
     report = build_report(truth, output, results)
+    note = extractor_note(output)
+    markdown = render_markdown(report)
+    if note is not None:
+        markdown = markdown.replace("\n\n## ", f"\n\n{note}\n\n## ", 1)
     files = {
         out_dir / "extraction.json": report.model_dump_json(indent=2) + "\n",
-        out_dir / "extraction.md": render_markdown(report),
+        out_dir / "extraction.md": markdown,
     }
     if save_path is not None:
         files[save_path] = output.model_dump_json(indent=2) + "\n"
-    console = make_console(quiet)
     _render(report, console)
+    if note is not None:
+        console.print(note, highlight=False, markup=False)
     _write(files, out_dir)
     console.print("wrote " + ", ".join(str(path) for path in files), highlight=False)
+    if spec is not None and output.metadata.get("unreliable") is True:
+        raise ExtractionUnreliableError(
+            f"{output.metadata.get('failed')} of {output.metadata.get('asked')} documents "
+            f"failed (more than [judge] max_failure_rate {output.metadata.get('max_failure_rate')}"
+            f"): their scores count nothing extracted; see {out_dir / 'extraction.json'}"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _LLMOptions:
+    """Where --extractor llm finds its model and cache."""
+
+    config_path: Path | None
+    cache_spec: str | None
+    strict: bool
+    store_url: str | None
+
+
+def _extracted(
+    truth: ExtractionGroundTruth, spec: str, timeout: float, llm: _LLMOptions, console: Console
+) -> ExtractionOutput:
+    """``spec``'s extraction of the ground truth's documents (an LLM's through the judge
+    cache, opened and saved here)."""
+    from recallbench.extraction._extractors import resolve_extractor
+
+    if spec != "llm":
+        return resolve_extractor(spec, timeout=timeout).extract(truth.documents)
+    from recallbench.cli._judge import progress_bar
+    from recallbench.extraction._llm import LLMExtractor
+    from recallbench.gates import load_config
+    from recallbench.judges._setup import JudgeSetup, open_cache, require_judge
+
+    loaded = load_config(llm.config_path)
+    config = require_judge(loaded.config.judge, loaded.path)
+    with open_cache(llm.cache_spec, llm.store_url) as cache:
+        setup = JudgeSetup(config, cache)
+        with progress_bar(console, "extracting") as progress:
+            model = LLMExtractor(setup, strict=llm.strict, progress=progress)
+            return model.extract(truth.documents)
+
+
+def first_documents(truth: ExtractionGroundTruth, limit: int) -> ExtractionGroundTruth:
+    """The ground truth with its first ``limit`` documents, and the graph cases that name
+    only those (recorded in its metadata, which the report's hash covers)."""
+    kept = truth.documents[:limit]
+    if len(kept) == len(truth.documents):
+        return truth
+    ids = {document.id for document in kept}
+
+    def inside(case: GraphCase) -> bool:
+        named = {case.seed_document, *case.expected_not_connected}
+        named |= {c.document_id for c in case.expected_connections if c.document_id}
+        return named <= ids
+
+    subset = {"documents": limit, "of": len(truth.documents)}
+    return truth.model_copy(
+        update={
+            "documents": kept,
+            "graph": tuple(case for case in truth.graph if inside(case)),
+            "metadata": {**truth.metadata, "subset": subset},
+        }
+    )
+
+
+def extractor_note(output: ExtractionOutput) -> str | None:
+    """One line naming an LLM extractor's model, prompt version and failures (None for
+    another system): the scores mean nothing without them."""
+    meta = output.metadata
+    prompt = meta.get("prompt")
+    if meta.get("extractor") != "llm" or not isinstance(prompt, dict):
+        return None
+    reasons = meta.get("failed_by_reason")
+    why = ", ".join(f"{n} {r}" for r, n in reasons.items()) if isinstance(reasons, dict) else ""
+    note = (
+        f"Extractor: LLM {meta.get('model')} ({meta.get('provider')}), prompt "
+        f"{prompt.get('task')} v{prompt.get('version')}; {meta.get('failed')} of "
+        f"{meta.get('asked')} documents failed{f' ({why})' if why else ''} and count as "
+        "nothing extracted."
+    )
+    if meta.get("unreliable") is True:
+        note += f" Unreliable: more than max_failure_rate {meta.get('max_failure_rate')}."
+    return note
 
 
 def _ground_truth(spec: str, conversations: tuple[str, ...]) -> ExtractionGroundTruth:
@@ -164,11 +315,9 @@ def _ground_truth(spec: str, conversations: tuple[str, ...]) -> ExtractionGround
     return load_ground_truth(Path(spec))
 
 
-def _output(truth: ExtractionGroundTruth, path: Path | None) -> ExtractionOutput:
-    from recallbench.extraction import BaselineExtractor, load_output
+def _output(path: Path) -> ExtractionOutput:
+    from recallbench.extraction import load_output
 
-    if path is None:
-        return BaselineExtractor().extract(truth.documents)
     return load_output(path)
 
 
