@@ -227,13 +227,18 @@ def items_at(value: Any, path: str) -> Iterator[Any]:
     yield from values
 
 
+def _one_of(item: Any, path: str, values: list[str], document: GoldDocument) -> bool:
+    """Whether the value at ``path`` is one of ``values`` (case-insensitive; ``{id}`` and
+    ``{title}`` in a value are the document's)."""
+    value = select(item, path)
+    wanted = {str(fill(v, _places(document))).casefold() for v in values}
+    return value is not None and str(value).casefold() in wanted
+
+
 def _kept(item: Any, spec: ExtractedItems, document: GoldDocument) -> bool:
-    for path, allowed in spec.where.items():
-        value = select(item, path)
-        wanted = {str(fill(a, _places(document))).casefold() for a in allowed}
-        if value is None or str(value).casefold() not in wanted:
-            return False
-    return True
+    return all(_one_of(item, p, v, document) for p, v in spec.where.items()) and not any(
+        _one_of(item, p, v, document) for p, v in spec.unless.items()
+    )
 
 
 def mapped(spec: ExtractedItems, answer: Any, document: GoldDocument) -> Iterator[dict[str, Any]]:

@@ -164,7 +164,11 @@ class ExtractedItems(Record):
     """Output field -> dotted path inside one item (``{description = "content"}``)."""
     where: dict[str, list[str]] = Field(default_factory=dict)
     """Keep an item only when the value at each path is one of the listed values (compared
-    case-insensitively): ``{category = ["decision"]}`` makes decision observations events."""
+    case-insensitively): ``{category = ["decision"]}`` makes decision observations events.
+    ``{id}`` and ``{title}`` in a value are the document's."""
+    unless: dict[str, list[str]] = Field(default_factory=dict)
+    """Drop an item when the value at a path is one of the listed values: what another
+    mapping already takes (an event is not counted again as an observation)."""
 
     @model_validator(mode="after")
     def _known_fields(self) -> ExtractedItems:
