@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -290,3 +291,25 @@ def evidence_json(value: Mapping[str, Any]) -> str:
         return json.dumps(dict(value), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     except ValueError as error:
         raise ValueError(f"not storable as JSON: {error}") from None
+
+
+def check_session_outcome(
+    session_id: object, outcome: object, success: object, source: object = "sdk"
+) -> None:
+    """ValueError, naming the argument, unless ``session_id`` is a non-empty string, at
+    least one of ``outcome`` (a finite number) and ``success`` (a bool) is given, and
+    ``source`` is ``sdk`` or ``proxy``."""
+    if not isinstance(session_id, str) or not session_id:
+        raise ValueError(f"session_id must be a non-empty string, got {session_id!r}")
+    if outcome is None and success is None:
+        raise ValueError(f"session {session_id}: give an outcome, a success, or both")
+    if outcome is not None and (
+        isinstance(outcome, bool)
+        or not isinstance(outcome, (int, float))
+        or not math.isfinite(outcome)
+    ):
+        raise ValueError(f"session {session_id}: outcome must be a finite number, got {outcome!r}")
+    if success is not None and not isinstance(success, bool):
+        raise ValueError(f"session {session_id}: success must be True or False, got {success!r}")
+    if source not in OUTCOME_SOURCES:
+        raise ValueError(f"session {session_id}: source must be sdk or proxy, got {source!r}")

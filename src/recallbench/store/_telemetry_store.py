@@ -9,7 +9,6 @@ every read and write is confined to the store's workspace.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -46,13 +45,13 @@ from recallbench.store._tables import (
 )
 from recallbench.store._telemetry import FeedbackEvent, Judgment, JudgmentSource, QueryLogEntry
 from recallbench.store._telemetry_rows import (
-    OUTCOME_SOURCES,
     SHADOW_DECISIONS,
     FeatureFlag,
     SessionOutcome,
     ShadowDecision,
     ShadowDecisionKind,
     ShadowTest,
+    check_session_outcome,
     cutoff,
     evidence_json,
     feature_flag,
@@ -390,24 +389,7 @@ class TelemetryStore:
         finite), a success (``success``), or both, with an optional note; ``source`` is who
         recorded it, ``sdk`` or ``proxy``. A session may have several (the latest counts).
         ValueError, naming the argument, when neither value is given or one is malformed."""
-        if not isinstance(session_id, str) or not session_id:
-            raise ValueError(f"session_id must be a non-empty string, got {session_id!r}")
-        if outcome is None and success is None:
-            raise ValueError(f"session {session_id}: give an outcome, a success, or both")
-        if outcome is not None and (
-            isinstance(outcome, bool)
-            or not isinstance(outcome, (int, float))
-            or not math.isfinite(outcome)
-        ):
-            raise ValueError(
-                f"session {session_id}: outcome must be a finite number, got {outcome!r}"
-            )
-        if success is not None and not isinstance(success, bool):
-            raise ValueError(
-                f"session {session_id}: success must be True or False, got {success!r}"
-            )
-        if source not in OUTCOME_SOURCES:
-            raise ValueError(f"session {session_id}: source must be sdk or proxy, got {source!r}")
+        check_session_outcome(session_id, outcome, success, source)
         row = {
             "workspace_id": self.workspace,
             "session_id": session_id,

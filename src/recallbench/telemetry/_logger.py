@@ -27,6 +27,7 @@ from recallbench.store._telemetry import (
     Judgment,
     QueryLogEntry,
 )
+from recallbench.store._telemetry_rows import check_session_outcome
 from recallbench.telemetry._privacy import TextPolicy
 from recallbench.telemetry._span import SearchMeta, SearchSpan, wrap_search
 from recallbench.telemetry._writer import (
@@ -156,6 +157,53 @@ class TelemetryLogger:
         event = FeedbackEvent(query_id, kind, now, doc_id)
         judgment = Judgment(query_id, doc_id, 3 if useful else 0, "validated", now, annotator, 1.0)
         self._writer.submit((event, judgment), 2)
+
+    def log_session_outcome(
+        self,
+        session_id: str,
+        outcome: float | None = None,
+        success: bool | None = None,
+        *,
+        note: str | None = None,
+    ) -> bool:
+        """Record how the task of session ``session_id`` ended: a number (``outcome``, e.g.
+        a score or the fraction of tests passing), a success, or both, with a note; the
+        session summaries and ``recallbench shadow status`` set it beside the session's
+        searches. ValueError, naming the argument, when neither is given or one is
+        malformed.
+
+        Unlike the per-search calls this one writes before it returns (once per session,
+        at its end, when the program may exit next): True when written, False when the
+        store failed (the failure is logged and counted in ``stats.errors``, never
+        raised). A logger with a ``sink`` passes it to the sink's own
+        ``log_session_outcome(session_id, outcome, success, note, source)`` when it has
+        one; ConfigError when it has not."""
+        check_session_outcome(session_id, outcome, success)
+        if self._sink is not None:
+            record = getattr(self._sink, "log_session_outcome", None)
+            if record is None:
+                raise ConfigError(
+                    f"TelemetryLogger: the sink {self._sink!r} has no log_session_outcome"
+                )
+            target: Callable[..., Any] = record
+        else:
+            from recallbench.store import open_store
+
+            def target(*args: Any) -> None:
+                with open_store(self.store_url, self.workspace) as store:
+                    store.log_session_outcome(*args)
+
+        try:
+            target(session_id, outcome, success, note, "sdk")
+        except Exception as error:  # the agent's task must not fail on its telemetry
+            self._count_error()
+            _log.warning(
+                "recallbench telemetry: the outcome of session %s was not recorded: %s",
+                session_id,
+                error,
+            )
+            return False
+        return True
 
     def search(
         self,
