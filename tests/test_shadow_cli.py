@@ -1,0 +1,182 @@
+"""`recallbench shadow` and `recallbench flags` through click, on real stores (both
+engines): start, status (table and JSON), stop, graduate (refused, forced, by the rule),
+rollback, history, flags; bad input exits 2 with a message and no traceback."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from recallbench.cli._shadow import flags, shadow
+from recallbench.store import FeedbackEvent, open_store
+from test_shadow_decide import stream
+
+
+def invoke(group: Any, *args: str) -> Result:
+    return CliRunner().invoke(group, list(args), catch_exceptions=False)
+
+
+def started(url: str, name: str = "t", *extra: str) -> Result:
+    result = invoke(
+        shadow,
+        "start",
+        name,
+        "--control",
+        "A",
+        "--treatment",
+        "B",
+        "--min-queries",
+        "50",
+        "--store",
+        url,
+        "--actor",
+        "ann",
+        *extra,
+    )
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def fill(url: str, effect: float, n: int = 400, seed: int = 1) -> None:
+    """``n`` pairs logged now, as the proxy would, with the agent's reads."""
+    rows, events = stream(n, seed=seed, effect=effect)
+    now = datetime.now(UTC)
+    with open_store(url) as store:
+        for at, row in enumerate(rows):
+            when = now + timedelta(milliseconds=at)
+            store.log_shadow_run(
+                {
+                    **row,
+                    "created_at": when,
+                    "control": "A",
+                    "treatment": "B",
+                    "session_id": f"s{at % 8}",
+                }
+            )
+        store.log(feedback=[FeedbackEvent(e.query_id, e.kind, now, e.doc_id) for e in events])
+
+
+def test_a_test_graduates_when_its_rule_says_so(db_url: str) -> None:
+    out = started(db_url, "t", "--guardrail", "latency_p95:+30%").output
+    assert "started shadow test t: A (control) vs B (treatment) on rr" in out
+    assert "latency_p95 +30%" in out
+    fill(db_url, effect=0.5)
+    table = invoke(shadow, "status", "t", "--store", db_url)
+    assert table.exit_code == 0, table.output
+    assert "the rule says: graduate" in table.output and "always-valid CI" in table.output
+    data = json.loads(invoke(shadow, "status", "t", "--store", db_url, "--format", "json").output)
+    assert data["name"] == "t" and data["now"]["decision"] == "graduate"
+    assert data["now"]["pvalue"] <= 0.05 and data["now"]["interval"][0] > 0
+    assert data["rule"]["guardrails"]["latency_p95"] == {"kind": "relative", "margin": 0.3}
+    done = invoke(shadow, "graduate", "t", "--store", db_url, "--actor", "bob")
+    assert done.exit_code == 0 and "flag t = B for 100%" in done.output
+    with open_store(db_url) as store:
+        [flag] = store.flags()
+        test = store.shadow_test("t")
+    assert (flag.name, flag.variant, flag.percent, flag.fallback) == ("t", "B", 100.0, "A")
+    assert test is not None and test.status == "graduated"
+    log = json.loads(invoke(shadow, "history", "t", "--store", db_url, "--format", "json").output)
+    assert [(d["decision"], d["actor"]) for d in log] == [("start", "ann"), ("graduate", "bob")]
+    assert log[1]["evidence"]["forced"] is False and log[1]["evidence"]["n"] >= 50
+    assert "graduate" in invoke(shadow, "history", "t", "--store", db_url).output
+
+
+def test_graduation_is_refused_under_the_null_unless_forced(db_url: str) -> None:
+    started(db_url)
+    fill(db_url, effect=0.0, n=200, seed=3)
+    refused = invoke(shadow, "graduate", "t", "--store", db_url)
+    assert refused.exit_code == 1
+    assert "not graduated: the rule of t says continue" in refused.output
+    with open_store(db_url) as store:
+        assert store.flags() == [] and [d.decision for d in store.shadow_decisions("t")] == [
+            "start"
+        ]
+    forced = invoke(shadow, "graduate", "t", "--force", "--store", db_url)
+    assert forced.exit_code == 0 and "graduated (forced)" in forced.output
+    with open_store(db_url) as store:
+        last = store.shadow_decisions("t")[-1]
+    assert last.decision == "graduate" and last.evidence["forced"] is True
+
+
+def test_stop_and_rollback(db_url: str) -> None:
+    started(db_url)
+    fill(db_url, effect=0.0, n=60, seed=4)
+    stopped = invoke(shadow, "stop", "t", "--store", db_url)
+    assert stopped.exit_code == 0 and "stopped shadow test t after 60 pairs" in stopped.output
+    again = invoke(shadow, "stop", "t", "--store", db_url)
+    assert again.exit_code == 2 and "stopped, not running" in again.output
+    assert "Traceback" not in again.output
+    back = invoke(shadow, "rollback", "t", "--force", "--store", db_url)
+    assert back.exit_code == 0 and "flag t = A for 100%" in back.output
+    overview = invoke(shadow, "status", "--store", db_url)
+    assert "rolled_back" in overview.output
+
+
+def test_status_shows_session_outcomes_per_system(db_url: str) -> None:
+    started(db_url)
+    fill(db_url, effect=0.0, n=60, seed=5)
+    from recallbench.store import QueryLogEntry
+
+    now = datetime.now(UTC)
+    with open_store(db_url) as store:
+        store.log(
+            queries=[
+                QueryLogEntry(f"l{i}", "q", now + timedelta(seconds=1), ("d1",), session_id=f"s{i}")
+                for i in range(4)
+            ]
+        )
+        store.log_session_outcome("s0", success=True)
+        store.log_session_outcome("s1", success=False, outcome=0.5)
+    table = invoke(shadow, "status", "t", "--store", db_url)
+    assert "session outcomes per system" in table.output
+    data = json.loads(invoke(shadow, "status", "t", "--store", db_url, "--format", "json").output)
+    [group] = data["sessions"]
+    assert (group["variant"], group["sessions"], group["with_outcome"]) == ("A", 4, 2)
+    assert group["success_rate"] == 0.5
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["status", "nope"], "no shadow test named 'nope'"),
+        (["history", "nope"], "no shadow test named 'nope'"),
+        (["graduate", "nope"], "no shadow test named 'nope'"),
+        (
+            ["start", "u", "--control", "A", "--treatment", "B", "--measure", "mrr"],
+            "unknown shadow measure 'mrr'",
+        ),
+        (
+            ["start", "u", "--control", "A", "--treatment", "B", "--guardrail", "speed:+5%"],
+            "unknown guardrail 'speed'",
+        ),
+        (["start", "u", "--control", "A", "--treatment", "A"], "control and treatment are both"),
+        (["start", "t", "--control", "A", "--treatment", "C"], "named 't' exists already"),
+    ],
+)
+def test_bad_input_exits_2_with_a_message(args: list[str], message: str, tmp_path: Any) -> None:
+    url = f"sqlite:///{tmp_path}/store.db"
+    started(url)
+    result = invoke(shadow, *args, "--store", url)
+    assert result.exit_code == 2, result.output
+    assert message in result.output and "Traceback" not in result.output
+
+
+def test_flags_set_and_list(db_url: str) -> None:
+    ok = invoke(
+        flags, "set", "memory", "B", "--percent", "10", "--fallback", "A", "--store", db_url
+    )
+    assert ok.exit_code == 0 and "flag memory = B for 10%, A otherwise" in ok.output
+    invoke(flags, "set", "memory", "B", "--percent", "50", "--fallback", "A", "--store", db_url)
+    now = json.loads(invoke(flags, "list", "--format", "json", "--store", db_url).output)
+    assert [(f["name"], f["percent"]) for f in now] == [("memory", 50.0)]
+    past = json.loads(
+        invoke(flags, "list", "--history", "memory", "--format", "json", "--store", db_url).output
+    )
+    assert [f["percent"] for f in past] == [10.0, 50.0]
+    assert "memory" in invoke(flags, "list", "--store", db_url).output
+    bad = invoke(flags, "set", "memory", "B", "--percent", "120", "--store", db_url)
+    assert bad.exit_code == 2 and "120" in bad.output
