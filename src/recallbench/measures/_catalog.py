@@ -8,7 +8,6 @@ tables from the modules themselves; a test checks that they agree.
 from __future__ import annotations
 
 import importlib
-import pkgutil
 
 SPELLINGS: dict[str, tuple[str, ...]] = {
     "average_precision": ("ap", "map", "map_cut"),
@@ -101,6 +100,8 @@ def modules() -> list[str]:
     """Every public module of the package (each file defines measures)."""
     package = __name__.rpartition(".")[0]
     path = importlib.import_module(package).__path__
+    import pkgutil
+
     return sorted(m.name for m in pkgutil.iter_modules(path) if not m.name.startswith("_"))
 
 

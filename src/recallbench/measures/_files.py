@@ -11,6 +11,7 @@ from recallbench.core import Problem, RunFileError
 from recallbench.datasets._trec import is_small, read_trec_qrels, read_trec_rankings
 from recallbench.measures._evaluate import Evaluation
 from recallbench.measures._measure import Measure
+from recallbench.measures._trec_bytes import evaluate_plain
 from recallbench.measures._trec_eval import TrecOptions, evaluate_trec, evaluate_trec_table
 
 
@@ -40,6 +41,9 @@ def _evaluate_files(
     qrels: Path, run: Path, measures: Sequence[Measure], options: TrecOptions
 ) -> tuple[Evaluation, str]:
     if is_small(qrels) and is_small(run):
+        plain = evaluate_plain(qrels, run, measures, options)
+        if plain is not None:
+            return plain
         rankings, tag = read_trec_rankings(run)
         return evaluate_trec(read_trec_qrels(qrels), rankings, measures, options), tag
     from recallbench.datasets._trec import read_qrels_columns, read_run_columns

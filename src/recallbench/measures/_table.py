@@ -39,6 +39,18 @@ def _ranks(group: IntArray, count: int) -> tuple[IntArray, IntArray]:
     return np.arange(len(group), dtype=np.int64) - starts[group], sizes
 
 
+def distinct_inverse(values: FloatArray) -> tuple[FloatArray, IntArray]:
+    """``np.unique(values, return_inverse=True)`` for values without NaN, by one sort
+    (np.unique imports numpy.ma on first use: 14 ms of a 0.15 s evaluation)."""
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    opens = np.ones(len(ordered), dtype=bool)
+    opens[1:] = ordered[1:] != ordered[:-1]
+    inverse = np.empty(len(values), dtype=np.int64)
+    inverse[order] = np.cumsum(opens) - 1
+    return ordered[opens], inverse
+
+
 @dataclass(frozen=True, eq=False)
 class RankTable:
     """Rankings of ``num_queries`` queries joined with their judgments."""
@@ -150,8 +162,9 @@ class RankTable:
         """Per query: 0-based rank of the first document where ``where`` holds, else inf."""
         out = np.full(self.num_queries, np.inf)
         queries = self.query[where]
-        firsts, index = np.unique(queries, return_index=True)
-        out[firsts] = self.rank[where][index]
+        if len(queries):  # rows are query by query: each query's first row opens a run
+            index = np.flatnonzero(np.concatenate(([True], queries[1:] != queries[:-1])))
+            out[queries[index]] = self.rank[where][index]
         return out
 
     def sum_before(self, values: npt.ArrayLike, query: IntArray, limit: IntArray) -> FloatArray:

@@ -8,6 +8,7 @@ unless ``-c``. Options map one to one onto trec_eval's flags.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+import sys
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -16,12 +17,6 @@ from recallbench.measures._evaluate import Evaluation, Rules, evaluate_table
 from recallbench.measures._gains import positive_judged
 from recallbench.measures._measure import Measure
 from recallbench.measures._table import BoolArray, RankTable, build_table
-from recallbench.measures.interpolated_precision import (
-    InterpolatedPrecision,
-    InterpolatedPrecisionAverage,
-    undefined_when_empty,
-)
-from recallbench.measures.ndcg_variants import RNDCG
 
 STAND_IN = "ceci_nest_pas_un_docno"
 """With ``-c``, trec_eval evaluates a judged query the run lacks as a ranking of this one
@@ -123,16 +118,24 @@ def evaluate_trec_table(
 def _undefined(measure: Measure, table: RankTable) -> BoolArray | None:
     """Queries where trec_eval's value of ``measure`` is NaN: its 0/0 on an empty ranking
     (interpolated precision), or on a query whose relevant documents all have gain 0
-    (Rndcg under ``-l 0``: no R level to average over)."""
-    if isinstance(measure, RNDCG):  # relevant documents (-l 0) but no positive gain: 0/0
+    (Rndcg under ``-l 0``: no R level to average over).
+
+    The two measure modules are looked up, not imported: a measure of theirs exists only
+    once they are, and importing them for nothing cost ~8 ms of every evaluation."""
+    variants = sys.modules.get("recallbench.measures.ndcg_variants")
+    if variants is not None and isinstance(measure, variants.RNDCG):
+        # relevant documents (-l 0) but no positive gain: 0/0
         undefined_points: BoolArray = (table.num_rel > 0) & (positive_judged(table) == 0)
         return undefined_points
+    interpolated = sys.modules.get("recallbench.measures.interpolated_precision")
+    if interpolated is None:
+        return None
     levels: tuple[float, ...] = ()
-    if isinstance(measure, InterpolatedPrecision):
+    if isinstance(measure, interpolated.InterpolatedPrecision):
         levels = (measure.level,)
-    elif isinstance(measure, InterpolatedPrecisionAverage):
+    elif isinstance(measure, interpolated.InterpolatedPrecisionAverage):
         levels = measure.levels
     if not levels:
         return None
-    undefined: BoolArray = np.any(undefined_when_empty(table, levels), axis=0)
+    undefined: BoolArray = np.any(interpolated.undefined_when_empty(table, levels), axis=0)
     return undefined

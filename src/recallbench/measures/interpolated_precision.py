@@ -11,7 +11,13 @@ import numpy as np
 from recallbench.core import UnknownMeasureError
 from recallbench.measures._fraction import FractionMeasure
 from recallbench.measures._measure import Measure, register
-from recallbench.measures._table import BoolArray, FloatArray, IntArray, RankTable
+from recallbench.measures._table import (
+    BoolArray,
+    FloatArray,
+    IntArray,
+    RankTable,
+    distinct_inverse,
+)
 from recallbench.measures._trec_extra import kinds, lround, parse_floats, two_decimals
 
 ELEVEN_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -27,7 +33,7 @@ def _best_below(table: RankTable) -> tuple[IntArray, FloatArray]:
     precision = found / (table.rank[hits] + 1.0)
     # A running maximum over the reversed array, kept within each query by offsetting the
     # (exact, integer) order of the values.
-    distinct, order = np.unique(precision, return_inverse=True)
+    distinct, order = distinct_inverse(precision)
     offset = (table.num_queries - query[::-1]) * (len(distinct) + 1)
     best: FloatArray = distinct[(np.maximum.accumulate(order[::-1] + offset) - offset)[::-1]]
     return query, best
