@@ -1,3 +1,95 @@
-from recallbench.cli import main
+"""``python -m recallbench``: the command line, with a short way for plain evaluations.
 
-main()
+``recallbench evaluate`` on small files finishes in about the time Python and numpy take
+to start; click alone would add a fifth to that. So a plain invocation (trec_eval's flags,
+the trec layout, two plain files) is evaluated here without importing the command line;
+anything else, every error and every note included, goes to the click command, which
+prints exactly the same for what is taken here.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+FLAGS = {"-q": "per_query", "-n": "no_summary", "-c": "complete", "-J": "judged_only"}
+VALUED = {"-m", "--measure", "-l", "-M", "--format"}
+
+
+def _plain_evaluate(args: list[str]) -> bool:
+    """Evaluate ``args`` (what follows ``evaluate``) when they are plain, writing what the
+    click command writes; False when the click command must take them."""
+    flags: set[str] = set()
+    specs: list[str] = []
+    values: dict[str, str] = {}
+    paths: list[str] = []
+    tokens = iter(args)
+    for token in tokens:
+        if token in FLAGS:
+            flags.add(FLAGS[token])
+        elif token in VALUED:
+            value = next(tokens, None)
+            if value is None:
+                return False
+            if token in ("-m", "--measure"):
+                specs.append(value)
+            else:
+                values[token] = value
+        elif token.startswith("-"):
+            return False  # combined flags, --help, --judged-only, "--": click parses them
+        else:
+            paths.append(token)
+    if len(paths) != 2 or values.get("--format", "trec") != "trec":
+        return False
+    numbers = {k: int(v) for k, v in values.items() if k in ("-l", "-M") and v.isdecimal()}
+    if len(numbers) != len(values) - ("--format" in values) or numbers.get("-M", 1) < 1:
+        return False  # not a plain count: click's own conversion and message
+    qrels, run = Path(paths[0]), Path(paths[1])
+    if not (qrels.is_file() and run.is_file()):
+        return False
+
+    # as the click command sets them, before numpy is imported (see cli/_evaluate.py)
+    os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
+    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    from recallbench.core._errors import RecallbenchError
+    from recallbench.measures._trec_bytes import evaluate_plain
+    from recallbench.measures._trec_eval import TrecOptions
+    from recallbench.measures._trec_output import format_trec, trec_lines
+    from recallbench.measures._trec_sets import expand_trec_measures
+
+    try:
+        measures, want_runid, missing = expand_trec_measures(specs or ("official",))
+    except RecallbenchError:
+        return False
+    if missing:
+        return False  # the note is printed by the click command
+    options = TrecOptions(
+        relevance_level=numbers.get("-l", 1),
+        complete="complete" in flags,
+        max_docs=numbers.get("-M"),
+        judged_only="judged_only" in flags,
+    )
+    done = evaluate_plain(qrels, run, measures, options)
+    if done is None:
+        return False
+    result, tag = done
+    lines = trec_lines(
+        result, "per_query" in flags, tag if want_runid else None, summary="no_summary" not in flags
+    )
+    sys.stdout.write(format_trec(lines))
+    return True
+
+
+def run() -> None:
+    """The command line, short-cut for plain evaluations."""
+    if sys.argv[1:2] == ["evaluate"] and _plain_evaluate(sys.argv[2:]):
+        return
+    from recallbench.cli import main
+
+    main()
+
+
+if __name__ == "__main__":
+    run()
