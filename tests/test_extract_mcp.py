@@ -26,8 +26,7 @@ from recallbench.extraction import (
     score_extraction,
 )
 from recallbench.extraction._mcp_extractor import map_answer, mcp_extractor
-from recallbench.runner import EXIT_SYSTEM_FAILED
-from recallbench.runner._outcome import SystemFailedError
+from recallbench.runner import EXIT_SYSTEM_FAILED, SystemFailedError
 from recallbench.systems._profile import load_profile, shipped_profiles
 
 DATA = Path(__file__).parent / "data" / "extract_mcp"
@@ -252,8 +251,19 @@ def test_the_ingest_answer_gives_the_permalink_to_read() -> None:
 
 @pytest.mark.parametrize("name", ["server-memory", "mcp-memory-libsql", "agentrecall"])
 def test_servers_that_store_what_they_are_given_are_refused(name: str) -> None:
-    with pytest.raises(ConfigError, match=rf"{name} .*stores what it is given.*\[extract\]"):
+    with pytest.raises(ConfigError) as caught:
         mcp_extractor(name)
+    assert str(caught.value) == (
+        f"{name} cannot be scored as an extractor: its profile has no [extract] table (ingest, "
+        "then list what the server extracted), and its server stores what it is given instead "
+        "of extracting from it"
+    )
+    assert caught.value.exit_code == 2
+
+
+def test_a_user_profile_without_extract_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"^faulty cannot .* no \[extract\] table \([^)]*\)$"):
+        mcp_extractor(_profile(tmp_path, ""))
 
 
 def test_an_unknown_profile_is_refused_by_name() -> None:

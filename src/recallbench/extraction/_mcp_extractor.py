@@ -58,17 +58,26 @@ def mcp_extractor(profile: str) -> MCPExtractor:
     the profile has no ``[extract]`` table (its server stores what it is given)."""
     loaded = _load(profile)
     if loaded.extract is None:
+        finding = (  # checked for every shipped server (see the profiles' comments)
+            ", and its server stores what it is given instead of extracting from it"
+            if profile in _shipped()
+            else ""
+        )
         raise ConfigError(
-            f"{loaded.name} cannot be scored as an extractor: it stores what it is given "
-            f"instead of extracting from it (its profile has no [extract] table)"
+            f"{loaded.name} cannot be scored as an extractor: its profile has no [extract] "
+            f"table (ingest, then list what the server extracted){finding}"
         )
     return MCPExtractor(loaded, loaded.extract)
 
 
-def _load(profile: str) -> Profile:
+def _shipped() -> dict[str, Path]:
     from recallbench.systems._profile import shipped_profiles
 
-    shipped = shipped_profiles()
+    return shipped_profiles()
+
+
+def _load(profile: str) -> Profile:
+    shipped = _shipped()
     if profile in shipped:
         return load_profile(shipped[profile])
     path = Path(profile)
