@@ -141,10 +141,10 @@ def test_a_sample_ratio_mismatch_blocks_graduation() -> None:
     assert check.mismatch and check.observed == (0, 600)
     sampled = GraduationRule(min_queries=50, sample_percent=10)
     plain, _ = stream(600, seed=6, effect=0.4)
-    fine = decide(sampled, plain, score_pairs(plain, events), searches=6000)
-    off = decide(sampled, plain, score_pairs(plain, events), searches=1000)  # 60% mirrored
+    fine = decide(sampled, plain, score_pairs(plain, events), sampled=(600, 5400))
+    off = decide(sampled, plain, score_pairs(plain, events), sampled=(600, 400))  # 60% mirrored
     assert fine.decision == "graduate" and not fine.srm[0].mismatch
-    assert off.decision == "continue" and off.srm[0].name == "sampled searches"
+    assert off.decision == "continue" and off.srm[0].name == "sampled query texts"
 
 
 def test_max_queries_ends_an_undecided_test_with_a_rollback() -> None:
@@ -255,3 +255,42 @@ def test_a_stored_test_is_decided_on_its_stored_pairs(db_url: str) -> None:
     assert decision.decision == expected.decision == "graduate"
     assert decision.pvalue == pytest.approx(expected.pvalue)
     assert decision.n == expected.n
+
+
+def test_the_sampling_check_counts_distinct_query_texts_from_the_store(db_url: str) -> None:
+    """The proxy mirrors a search when the hash of its text falls in the sample; each text
+    is searched three times (repeats all in or all out): distinct texts match the plan."""
+    from recallbench.online._shadow import sampled
+    from recallbench.store import QueryLogEntry
+
+    texts = [f"where is note {i}" for i in range(400)]
+    with open_store(db_url) as store:
+        rule = GraduationRule(min_queries=50, sample_percent=10)
+        fair = store.start_shadow_test(
+            "fair", "A", "B", "rr", rule.to_dict(), rule.to_dict()["guardrails"], at=T0
+        )
+        wrong = GraduationRule(min_queries=50, sample_percent=50)
+        skewed = store.start_shadow_test(
+            "skewed", "A", "B", "rr", wrong.to_dict(), wrong.to_dict()["guardrails"], at=T0
+        )
+        entries = []
+        for repeat in range(3):
+            for i, text in enumerate(texts):
+                query_id = f"q{repeat}-{i}"
+                when = T0 + timedelta(seconds=repeat * 1000 + i)
+                entries.append(QueryLogEntry(query_id, text, when, ("a",), session_id="s"))
+                if sampled(text, 10):
+                    store.log_shadow_run(
+                        {
+                            "query_id": query_id,
+                            "control_results": ["a"],
+                            "treatment_results": ["a"],
+                            "created_at": when,
+                        }
+                    )
+        store.log(queries=entries)
+        ok, off = decide_test(store, fair), decide_test(store, skewed)
+    mirrored = sum(sampled(text, 10) for text in texts)
+    [check] = ok.srm
+    assert check.observed == (mirrored, 400 - mirrored) and not check.mismatch
+    assert off.srm[0].mismatch

@@ -32,8 +32,11 @@ The rule (:class:`GraduationRule`, stored as JSON with the test) names:
   Pearson's ``X^2 = sum_j (o_j - N p_j)^2 / (N p_j)`` against the planned split, flagged at
   ``p < srm_threshold`` (0.001). Two splits are checked when they apply: which team placed
   the first document of each interleaved list (a fair coin: 1 : 1), and, when the rule
-  names the proxy's ``sample_percent`` below 100, mirrored searches against the other
-  searches logged in the test's window (``p : 100 - p``). A mismatch means the pairs are
+  names the proxy's ``sample_percent`` below 100, the distinct query texts logged in the
+  test's window that were mirrored against those that were not (``p : 100 - p``; texts,
+  not searches, because the proxy samples by a hash of the text, so the repeats of a text
+  are all in or all out and only distinct texts are independent draws). A mismatch means
+  the pairs are
   not the sample the test assumes: the rule then never graduates (it continues, flagged).
 
 The decision, in order: fewer than ``min_queries`` differences → continue; an SRM mismatch
@@ -324,10 +327,11 @@ def decide(
     rule: GraduationRule,
     rows: Sequence[Mapping[str, Any]],
     scores: Sequence[PairScore],
-    searches: int | None = None,
+    sampled: tuple[int, int] | None = None,
 ) -> Decision:
     """The rule's decision on the pairs ``rows`` and their ``scores`` (same order, oldest
-    first); ``searches``: searches logged in the test's window, for the sampling SRM."""
+    first); ``sampled``: distinct query texts of the test's window that were mirrored and
+    that were not, for the sampling SRM."""
     if len(rows) != len(scores):
         raise ConfigError(f"decide: {len(rows)} rows but {len(scores)} scores")
     differences = [d for d in (score.difference(rule.measure) for score in scores) if d is not None]
@@ -363,7 +367,7 @@ def decide(
     mean = sum(used) / n if n else None
     sides = guardrails(rows)
     checks = _guardrail_results(rule, sides)
-    srm = _srm_checks(rule, rows, searches)
+    srm = _srm_checks(rule, rows, sampled)
     verdict, reason = _verdict(rule, n, sequential, checks, srm)
     return Decision(
         decision=verdict,
@@ -391,12 +395,17 @@ def decide_test(store: Store, test: ShadowTest, until: datetime | None = None) -
     """:func:`decide` on the pairs the store holds for ``test`` (up to ``until``)."""
     rule = GraduationRule.of_test(test)
     rows, scores = score_test(store, test, until)
-    searches = None
+    sampled = None
     if rule.sample_percent is not None and rule.sample_percent < 100:
         end = test.stopped_at or until
-        logged = store.query_log(since=test.started_at)
-        searches = sum(1 for entry in logged if end is None or entry.created_at <= end)
-    return decide(rule, rows, scores, searches)
+        paired = {str(row["query_id"]) for row in rows}
+        texts: dict[str, bool] = {}
+        for entry in store.query_log(since=test.started_at):
+            if end is None or entry.created_at <= end:
+                texts[entry.text] = texts.get(entry.text, False) or entry.query_id in paired
+        mirrored = sum(texts.values())
+        sampled = (mirrored, len(texts) - mirrored)
+    return decide(rule, rows, scores, sampled)
 
 
 def _verdict(
@@ -442,7 +451,7 @@ def _guardrail_results(
 
 
 def _srm_checks(
-    rule: GraduationRule, rows: Sequence[Mapping[str, Any]], searches: int | None
+    rule: GraduationRule, rows: Sequence[Mapping[str, Any]], sampled: tuple[int, int] | None
 ) -> tuple[SrmCheck, ...]:
     checks = []
     first = [row["interleaved"][0][1] for row in rows if row.get("interleaved")]
@@ -460,14 +469,13 @@ def _srm_checks(
             )
         )
     percent = rule.sample_percent
-    if percent is not None and percent < 100 and searches is not None and searches > 0:
-        mirrored = min(len(rows), searches)
-        observed = (mirrored, searches - mirrored)
+    if percent is not None and percent < 100 and sampled is not None and sum(sampled) > 0:
+        observed = sampled
         planned = (percent / 100, 1 - percent / 100)
         result = sample_ratio_check(observed, planned, threshold=rule.srm_threshold)
         checks.append(
             SrmCheck(
-                "sampled searches",
+                "sampled query texts",
                 ("mirrored", "not mirrored"),
                 observed,
                 planned,
