@@ -20,7 +20,7 @@ import asyncio
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -45,16 +45,9 @@ if TYPE_CHECKING:
 NAME_PREFIX = "mcp:"
 
 
-class Extractor(Protocol):
-    """What ``recallbench extract`` drives: a name and one call over the corpus."""
-
-    name: str
-
-    def extract(self, documents: Iterable[GoldDocument]) -> ExtractionOutput: ...
-
-
 def mcp_extractor(profile: str) -> MCPExtractor:
-    """The extractor of a shipped profile's name or a profile TOML's path; ConfigError when
+    """The extractor (``recallbench extract --extractor mcp:PROFILE``) of a shipped
+    profile's name or a profile TOML's path; ConfigError when
     the profile has no ``[extract]`` table (its server stores what it is given)."""
     loaded = _load(profile)
     if loaded.extract is None:
