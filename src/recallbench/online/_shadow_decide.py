@@ -71,6 +71,7 @@ from recallbench.online._shadow_score import (
     Side,
     SideGuardrails,
     guardrails,
+    paired_differences,
     parse_measure,
     score_test,
 )
@@ -334,7 +335,7 @@ def decide(
     that were not, for the sampling SRM."""
     if len(rows) != len(scores):
         raise ConfigError(f"decide: {len(rows)} rows but {len(scores)} scores")
-    differences = [d for d in (score.difference(rule.measure) for score in scores) if d is not None]
+    differences = [difference for _, difference in paired_differences(scores, rule.measure)]
     pvalue: float | None = None
     interval: tuple[float, float] | None = None
     llr: float | None = None
@@ -490,7 +491,7 @@ def _secondary(rule: GraduationRule, scores: Sequence[PairScore]) -> dict[str, S
     k = parse_measure(rule.measure)[1]
     found = {}
     for measure in ("rr", f"hit@{k}", f"ndcg@{k}", "interleaving"):
-        values = [d for d in (score.difference(measure) for score in scores) if d is not None]
+        values = [difference for _, difference in paired_differences(scores, measure)]
         found[measure] = Secondary(len(values), sum(values) / len(values) if values else None)
     return found
 

@@ -64,7 +64,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 import numpy as np
 
 from recallbench.core._errors import ConfigError
-from recallbench.stats._interleaving import Outcome
+from recallbench.stats._interleaving import CONTROL, TREATMENT, Interleaving, Outcome, Team
 from recallbench.stats._rankdiff import RankClass, rank_difference
 
 if TYPE_CHECKING:
@@ -212,19 +212,30 @@ def ndcg(ranking: Sequence[str], grades: Mapping[str, int], k: int) -> float | N
 def team_credit(
     shown: Sequence[tuple[str, str]], clicked: Iterable[str]
 ) -> tuple[tuple[int, int], Outcome | None]:
-    """``((c_A, c_B), outcome)`` of an interleaved list: clicked documents per team and the
-    treatment's win / tie / loss (None when no shown document was clicked)."""
-    wanted = set(clicked)
-    owner: dict[str, str] = {}
+    """``((c_A, c_B), outcome)`` of an interleaved list: clicked documents per team
+    (:meth:`Interleaving.credit`) and the treatment's win / tie / loss
+    (:meth:`Interleaving.outcome`), None when no shown document was clicked. A document
+    shown twice counts for the team that placed it first. ValueError for a team that is not
+    control or treatment."""
+    owner: dict[str, Team] = {}
     for doc, team in shown:
-        owner.setdefault(doc, team)
-    teams = [team for doc, team in owner.items() if doc in wanted]
-    credit = (teams.count("control"), teams.count("treatment"))
-    if not teams:
-        return credit, None
-    if credit[1] > credit[0]:
-        return credit, "win"
-    return credit, ("loss" if credit[0] > credit[1] else "tie")
+        if team not in (CONTROL, TREATMENT):
+            raise ValueError(f"interleaved team {team!r} is not control or treatment")
+        owner.setdefault(doc, CONTROL if team == CONTROL else TREATMENT)
+    drafted = Interleaving(items=tuple(owner), teams=tuple(owner.values()))
+    credit = drafted.credit(clicked)
+    return credit, (drafted.outcome(clicked) if sum(credit) else None)
+
+
+def paired_differences(scores: Iterable[PairScore], measure: str) -> list[tuple[str, float]]:
+    """``(query_id, treatment - control)`` of ``measure`` for the pairs where it applies,
+    in the pairs' order: what the sequential tests read."""
+    found = []
+    for score in scores:
+        difference = score.difference(measure)
+        if difference is not None:
+            found.append((score.query_id, difference))
+    return found
 
 
 def score_pairs(

@@ -47,4 +47,6 @@ __all__ = [
     "open_store",
 ]
 
-__getattr__ = lazy_exports(__name__, ("_engine", "_model", "_store", "_telemetry", "_telemetry_rows"), __all__)
+__getattr__ = lazy_exports(
+    __name__, ("_engine", "_model", "_store", "_telemetry", "_telemetry_rows"), __all__
+)

@@ -13,10 +13,15 @@ is still queued; SIGKILL or a crash loses it. Records the queue refused are coun
 ``stats.dropped`` / ``overflowed``, records a close or the exit could not write in
 ``stats.lost``; none is lost without a count and a warning. ``store_texts=False`` and
 ``redact=[...]`` keep query and memory texts out of the store. Nothing leaves the given store.
+
+At the end of a session, ``telemetry.log_session_outcome("s1", success=True)`` (or a number)
+records how its task ended; ``flag_variant(store.flags(), "memory", session_id)`` gives the
+variant a feature flag assigns to a session (same session, same variant).
 """
 
 from __future__ import annotations
 
+from recallbench.online._flags import flag_variant
 from recallbench.telemetry._logger import Result, TelemetryLogger, get_logger
 from recallbench.telemetry._span import SearchSpan, last_query_id
 from recallbench.telemetry._writer import Sink, StoreSink, TelemetryStats
@@ -28,6 +33,7 @@ __all__ = [
     "StoreSink",
     "TelemetryLogger",
     "TelemetryStats",
+    "flag_variant",
     "get_logger",
     "last_query_id",
 ]
