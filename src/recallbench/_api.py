@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-from itertools import repeat
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -118,11 +118,11 @@ def _dict_table(qrels: Any, run: Any, options: TrecOptions) -> tuple[Any, Any] |
     for name, judged in qrels.items():
         if type(name) is not str or type(judged) is not dict:
             return None
-        values = judged.values()
-        if not set(map(type, judged)) <= {str} or not set(map(type, values)) <= {int}:
+        given = judged.values()
+        if not set(map(type, judged)) <= {str} or not set(map(type, given)) <= {int}:
             return None
         judged_lengths.append(len(judged))
-        judged_grades.extend(values)
+        judged_grades.extend(given)
     grades_in_full = np.array(judged_grades, dtype=np.int64)
     if len(grades_in_full) and np.abs(grades_in_full).max() >= MAX_EXACT:
         return None

@@ -7,8 +7,8 @@ unless ``-c``. Options map one to one onto trec_eval's flags.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
