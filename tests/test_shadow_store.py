@@ -222,3 +222,15 @@ def test_m008_upgrades_a_store_made_at_m007(db_url: str, monkeypatch: pytest.Mon
     assert kept["query_id"] == "q-old" and kept["treatment_error"] == "timeout"
     assert kept["interleaved"] is None and kept["session_id"] is None
     assert sql(db_url, "SELECT id, name FROM schema_migrations ORDER BY id") == schema.MIGRATIONS
+
+
+def test_prune_keeps_the_evidence_of_a_running_test(db_url: str) -> None:
+    now = T0 + timedelta(days=100)
+    with open_store(db_url) as store:
+        for day in (1, 5, 10):
+            store.log_shadow_run(pair(f"q{day}", at=T0 + timedelta(days=day)))
+        store.start_shadow_test("t", "A", "B", "rr", RULE, at=T0 + timedelta(days=4))
+        assert store.prune(now=now, shadow_days=30, dry_run=True)["shadow_runs"] == 1
+        store.log_shadow_decision("t", "stop", {})  # stopped: its window is history now
+        assert store.prune(now=now, shadow_days=30)["shadow_runs"] == 3
+        assert store.shadow_tests() and store.shadow_decisions("t")  # kept whatever their age

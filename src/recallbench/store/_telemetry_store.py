@@ -528,7 +528,9 @@ class TelemetryStore:
         A row is old when ``created_at < now - days``. Kept whatever their age: golden
         queries and the feedback events of golden queries (the evidence behind a golden
         dataset), every judgment, A/B test states and the evaluation results (``eval_*``,
-        the gate's history)."""
+        the gate's history), shadow tests with their decisions, feature flags and session
+        outcomes, and the query log, feedback and shadow runs logged since the start of
+        the oldest running shadow test (its evidence must not change under it)."""
         now = now or datetime.now(UTC)
         golden = exists().where(
             query_log.c.workspace_id == feedback_events.c.workspace_id,
@@ -550,10 +552,16 @@ class TelemetryStore:
             "shadow_runs": (shadow_runs, [shadow_runs.c.created_at < cutoff(now, shadow_days)]),
         }
         removed = {}
+        running = select(func.min(shadow_tests.c.started_at)).where(
+            _mine(shadow_tests, self.workspace), shadow_tests.c.status == "running"
+        )
         with transaction(self._engine, write=True) as connection:
+            oldest = connection.execute(running).scalar_one()
             # feedback first: its golden test reads query_log as it was
             for name in ("feedback_events", "query_log", "shadow_runs"):
                 table, old = plan[name]
+                if oldest is not None:
+                    old = [*old, table.c.created_at < oldest]
                 where = and_(_mine(table, self.workspace), *old)
                 if dry_run:
                     counted = select(func.count()).select_from(table).where(where)
