@@ -376,3 +376,25 @@ def test_a_server_that_crashes_hangs_or_lacks_the_tool_fails_the_system(
         mcp_extractor(profile).extract([GoldDocument(id="a", text="one")])
     assert caught.value.exit_code == EXIT_SYSTEM_FAILED == 3
     assert str(caught.value).startswith("mcp:faulty: ")
+
+
+# ---- through the command line (recallbench extract --extractor mcp:PROFILE) --------------
+
+
+def test_cli_refuses_a_storing_server_and_fails_on_a_crash(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from recallbench.cli import main
+
+    common = ["extract", "--ground-truth", "meeting-sample", "--documents", "1"]
+    common += ["--out", str(tmp_path / "out")]
+    refused = CliRunner().invoke(main, [*common, "--extractor", "mcp:server-memory"])
+    assert refused.exit_code == 2, refused.output
+    assert "server-memory cannot be scored as an extractor" in refused.output
+    assert "Traceback" not in refused.output
+
+    crashing = _profile(tmp_path, _extract("crash"))
+    failed = CliRunner().invoke(main, [*common, "--extractor", f"mcp:{crashing}"])
+    assert failed.exit_code == 3, failed.output
+    assert "mcp:faulty: crash: " in failed.output and "Traceback" not in failed.output
+    assert not (tmp_path / "out").exists()
