@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import math
 import queue
 import re
 import sys
@@ -82,6 +83,28 @@ FORWARDED = (
 """Requests forwarded when the server declares the capability: (capability, method,
 params type, request type) with the SDK's type names."""
 Handler = Callable[["ServerRequestContext[Any]", Any], Awaitable[Any]]
+
+OUTCOME_TOOL = "recallbench_record_outcome"
+OUTCOME_SCHEMA: dict[str, Any] = {
+    "name": OUTCOME_TOOL,
+    "description": (
+        "Record how the task of this session went: success (true or false) and/or a "
+        "numeric outcome, with an optional note. It is recorded to evaluate the memory "
+        "system; it changes nothing in memory."
+    ),
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "success": {"type": "boolean", "description": "Whether the task succeeded."},
+            "outcome": {"type": "number", "description": "A score of the outcome."},
+            "note": {"type": "string", "description": "Why, in a few words."},
+            "session_id": {
+                "type": ["string", "null"],
+                "description": "The session it is about (default: this one).",
+            },
+        },
+    },
+}
 
 VALIDATE_SCHEMA: dict[str, Any] = {
     "name": VALIDATE_TOOL,
@@ -272,11 +295,19 @@ class Proxy:
         telemetry: TelemetryLogger | None,
         validate_tool: bool = False,
         shadow: Shadow | None = None,
+        outcome_tool: bool = False,
+        store_url: str | None = None,
+        workspace: str = "default",
     ) -> None:
         self.upstream = upstream
         self.watch = watch
         self.telemetry = telemetry
         self.validate_tool = validate_tool
+        self.outcome_tool = outcome_tool
+        """Serve :data:`OUTCOME_TOOL` (answered by the proxy, never forwarded)."""
+        self.store_url = store_url
+        self.workspace = workspace
+        """Where session outcomes go (the telemetry's store)."""
         self.sessions: dict[str | None, ProxySession] = {}
         self.verbatim = Verbatim(upstream.initialized.protocol_version)
         self.observer = Observer()
@@ -298,6 +329,11 @@ class Proxy:
             raise SystemUnderTestError(
                 f"{self.watch.name}: the server has a tool {VALIDATE_TOOL!r} already; "
                 "drop --validate-tool"
+            )
+        if self.outcome_tool and OUTCOME_TOOL in names:
+            raise SystemUnderTestError(
+                f"{self.watch.name}: the server has a tool {OUTCOME_TOOL!r} already; "
+                "drop --outcome-tool"
             )
 
     def server(self) -> Server[Any]:
@@ -336,8 +372,11 @@ class Proxy:
         import mcp_types as types
 
         page = await self.upstream.request(types.ListToolsRequest(params=params))
-        if self.validate_tool and not page.get("nextCursor"):
-            page = {**page, "tools": [*page.get("tools", []), VALIDATE_SCHEMA]}
+        if not page.get("nextCursor"):  # the proxy's own tools end the last page
+            own = [VALIDATE_SCHEMA] if self.validate_tool else []
+            own += [OUTCOME_SCHEMA] if self.outcome_tool else []
+            if own:
+                page = {**page, "tools": [*page.get("tools", []), *own]}
         return self.verbatim.keep(ctx, page)
 
     async def _call_tool(self, ctx: ServerRequestContext[Any], params: Any) -> dict[str, Any]:
@@ -347,17 +386,31 @@ class Proxy:
         if self.validate_tool and params.name == VALIDATE_TOOL:
             self.observer.wait()  # the searches it may refer to are logged first
             return self._validate(session, params.arguments or {})
+        if self.outcome_tool and params.name == OUTCOME_TOOL:
+            return self._outcome(session, params.arguments or {})
         started, clock = time.perf_counter(), time.monotonic()
         arguments = params.arguments or {}
         query_id = uuid.uuid4().hex  # the search's id in query_log and shadow_runs alike
+        shadow = self.shadow
+        # interleaving: the candidate is asked now, before the primary (None: not sampled)
+        pending = (
+            None if shadow is None else shadow.begin(params.name, arguments, query_id, session.id)
+        )
         try:
             answer = await self.upstream.request(types.CallToolRequest(params=params))
         except Exception as error:
-            if self.shadow is not None:  # a failed search is still compared
+            if shadow is not None:  # a failed search is still compared
                 latency_ms = (time.perf_counter() - started) * 1000
-                self.shadow.observe(params.name, arguments, None, latency_ms, query_id, error)
+                if pending is not None:
+                    shadow.failed(pending, latency_ms, error)
+                else:
+                    shadow.observe(
+                        params.name, arguments, None, latency_ms, query_id, error, session.id
+                    )
             raise
         latency_ms = (time.perf_counter() - started) * 1000
+        if pending is not None and shadow is not None:
+            answer = await shadow.shown(pending, answer, latency_ms)
         if self.watch.search_tool is not None:  # a profile: something to recognise
             self.observer.submit(
                 functools.partial(
@@ -371,8 +424,8 @@ class Proxy:
                     query_id,
                 )
             )
-        if self.shadow is not None:  # only queued: the candidate is asked after we return
-            self.shadow.observe(params.name, arguments, answer, latency_ms, query_id)
+        if shadow is not None and pending is None:  # queued: asked after we return
+            shadow.observe(params.name, arguments, answer, latency_ms, query_id, None, session.id)
         return self.verbatim.keep(ctx, answer)
 
     def _observe_safely(
@@ -513,12 +566,67 @@ class Proxy:
             return _text(f"not recorded: {doc_id} was {verdict}, but logging failed", False)
         return _text(f"recorded: {doc_id} was {verdict} (query {query_id})", False)
 
+    def _outcome(self, session: ProxySession, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """:data:`OUTCOME_TOOL`: the task outcome of the session (default: this one) goes
+        to the store's session outcomes with source ``proxy``."""
+        session_id, success, outcome, note = (
+            arguments.get(k) for k in ("session_id", "success", "outcome", "note")
+        )
+        name = OUTCOME_TOOL
+        if session_id is not None and (not isinstance(session_id, str) or not session_id):
+            return _text(f"{name}: session_id must be a non-empty string", True)
+        if success is not None and not isinstance(success, bool):
+            return _text(f"{name}: success must be true or false", True)
+        if outcome is not None and (
+            isinstance(outcome, bool)
+            or not isinstance(outcome, int | float)
+            or not math.isfinite(outcome)
+        ):
+            return _text(f"{name}: outcome must be a finite number", True)
+        if note is not None and not isinstance(note, str):
+            return _text(f"{name}: note must be a string", True)
+        if success is None and outcome is None:
+            return _text(f"{name} needs success (true or false) or outcome (a number)", True)
+        session_id = session_id or session.id
+        try:
+            from recallbench.store import open_store
+
+            with open_store(self.store_url, workspace=self.workspace) as store:
+                store.log_session_outcome(
+                    session_id,
+                    outcome=None if outcome is None else float(outcome),
+                    success=success,
+                    note=note,
+                    source="proxy",
+                )
+        except Exception as error:
+            warn(f"could not record the outcome of session {session_id}: {error}")
+            return _text(f"not recorded: the store refused it ({type(error).__name__})", True)
+        said = ", ".join(
+            part
+            for part in (
+                None if success is None else ("success" if success else "failure"),
+                None if outcome is None else f"outcome {outcome:g}",
+            )
+            if part
+        )
+        return _text(f"recorded for session {session_id}: {said}", False)
+
 
 def hits_of(
     profile: Profile, answer: dict[str, Any], quiet: bool = False
 ) -> list[tuple[str | None, str]] | None:
     """(id, text) of each hit of a search answer by ``profile``'s server; None when the
     answer is an error (said on standard error when it cannot be read, unless ``quiet``)."""
+    found = parsed_hits(profile, answer, quiet)
+    return None if found is None else [(hit_id, text) for hit_id, text, _ in found]
+
+
+def parsed_hits(
+    profile: Profile, answer: dict[str, Any], quiet: bool = False
+) -> list[tuple[str | None, str, Any]] | None:
+    """As :func:`hits_of`, with each hit's raw item as the server sent it (a JSON object,
+    or ``{"text": ...}`` for a text block) third."""
     import mcp_types as types
 
     if _is_error(answer):
@@ -536,14 +644,14 @@ def hits_of(
         return None
     id_path = profile.proxy.id or profile.results.id
     text_path = profile.proxy.text or profile.results.text
-    hits: list[tuple[str | None, str]] = []
+    hits: list[tuple[str | None, str, Any]] = []
     for item in found:
         text = hit_text(item, text_path)
         if id_path:
             value = select(item, id_path)
-            hits.append((None if value is None else str(value), text))
+            hits.append((None if value is None else str(value), text, item))
         else:  # a server that returns text only (content-matched profiles)
-            hits.append((text_id(text) if text else None, text))
+            hits.append((text_id(text) if text else None, text, item))
     return hits
 
 

@@ -14,6 +14,25 @@ dark, so that the two rankings can be compared on real traffic.
   candidate in order (a search sees the writes before it); the pair of ranked lists is
   written to ``shadow_runs`` from the proxy's logging thread.
 
+Interleaving (``--interleave``, Radlinski, Kurup & Joachims 2008): a sampled search is put
+in the candidate's queue *before* the agent's call goes to the primary (so it still comes
+after the writes before it), and the primary's answer waits for the candidate at most
+``wait`` seconds more (:class:`Pending`). With both ranked lists ``A`` (control) and ``B``
+(treatment) the agent is shown the team-draft interleaving of the two
+(:func:`recallbench.stats._interleaving.team_draft`, coins seeded by the query id), up to
+``max(|A|, |B|)`` items, the rest of the longer list appended to its own team when the
+shorter is exhausted (:func:`interleave_ids`). The answer keeps the primary's shape: the
+hit list at ``[results].hits`` (structured content and the JSON of its text block, written
+back in the server's own formatting), or one text block per hit, is replaced by the
+interleaved items, the candidate's hits converted to the primary's shape
+(:func:`rewrite_answer`). When a shape cannot be rewritten safely (formatting not
+recognised, a hit without an id, a candidate hit that cannot be expressed as the primary's)
+or the candidate is late or failed, the agent gets the primary's answer unchanged and the
+reason is counted. ``shadow_runs.interleaved`` holds the shown list with each item's team,
+so that a later read or validation of an item credits the system that placed it
+(Chapelle, Joachims, Radlinski & Yue 2012: ``c_A`` vs ``c_B`` per query, wins, ties and
+losses). Without ``--interleave`` the agent's answers are the primary's, byte for byte.
+
 A side that gave no readable search (a JSON-RPC error, ``isError``, a timeout, a server
 that exited) is stored with no results, a NULL latency and a short message in its error
 column (``control_error``, ``treatment_error``: the exception's type and message, the
@@ -24,19 +43,23 @@ exit, never passed to the agent.
 
 from __future__ import annotations
 
+import copy
 import hashlib
+import json
 import re
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
 from recallbench.online._feedback import result_ids
-from recallbench.online._proxy import hits_of, query_path, text_id, warn
+from recallbench.online._proxy import hits_of, parsed_hits, query_path, text_id, warn
+from recallbench.stats._interleaving import CONTROL, TREATMENT, Team, team_draft
 from recallbench.stats._rankdiff import rank_difference
-from recallbench.systems._answers import fill, select, text_of
+from recallbench.systems._answers import fill, hit_text, select, text_of
 
 if TYPE_CHECKING:
     from recallbench.online._upstream import Upstream
@@ -52,6 +75,8 @@ DEFAULT_K = 10
 """``k`` for a candidate whose template needs it when the agent's search gave none."""
 ERROR_CHARS = 500
 """A side's stored error message is cut to this many characters."""
+DEFAULT_WAIT = 0.5
+"""Seconds the primary's answer waits for the candidate's in interleaving mode, at most."""
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][\w.]*)\}")
 
 
@@ -138,12 +163,38 @@ class Mirrored:
     """Why the primary gave no answer (see :func:`describe`), when it raised."""
 
 
+@dataclass(eq=False)
+class Pending:
+    """An interleaved search: queued for the candidate before the primary is asked. The
+    pair is written once both sides are known, by whichever comes second (the candidate's
+    task, or the agent's call when it waited long enough)."""
+
+    query_id: str
+    query: str
+    arguments: Mapping[str, Any]
+    session_id: str | None = None
+    started: float = field(default_factory=time.perf_counter)
+    done: anyio.Event = field(default_factory=anyio.Event)
+    """Set when the candidate has answered (or failed)."""
+    answer: dict[str, Any] | None = None
+    latency_ms: float = 0.0
+    failure: str | None = None
+    control: Mirrored | None = None
+    """The primary's side, once the agent's call is answered."""
+    interleaved: tuple[tuple[str, Team], ...] | None = None
+    """What the agent was shown, by team (None: the primary's answer as it was)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Job:
     kind: Literal["write", "search"]
     calls: tuple[Any, ...] = ()
     """For a write: the candidate's ingest arguments, one call each."""
     search: Mirrored | None = None
+    pending: Pending | None = None
+    """For an interleaved search (``search`` is then None)."""
+    session_id: str | None = None
+    """The agent's session of a search."""
 
 
 @dataclass
@@ -153,13 +204,23 @@ class ShadowStats:
     sampled_out: int = 0
     errors: int = 0
     dropped: int = 0
+    interleaved: int = 0
+    """Searches the agent saw interleaved."""
+    not_interleaved: Counter[str] = field(default_factory=Counter)
+    """Sampled searches in interleaving mode answered with the primary's answer, by reason."""
 
     def line(self) -> str:
-        return (
+        line = (
             f"shadow: {self.writes} writes and {self.searches} searches mirrored "
             f"({self.sampled_out} searches not sampled), {self.errors} candidate errors, "
             f"{self.dropped} dropped (queue full or at exit)"
         )
+        if self.interleaved or self.not_interleaved:
+            reasons = ", ".join(f"{n} {why}" for why, n in sorted(self.not_interleaved.items()))
+            line += f"; {self.interleaved} interleaved" + (
+                f", primary's answer shown for {reasons}" if reasons else ""
+            )
+        return line
 
 
 class Shadow:
@@ -173,11 +234,17 @@ class Shadow:
         percent: float = DEFAULT_PERCENT,
         store: Store | None = None,
         size: int = SHADOW_QUEUE,
+        interleave: bool = False,
+        wait: float = DEFAULT_WAIT,
     ) -> None:
         self.candidate = candidate
         self.primary = primary
         self.profile = profile
         self.percent = percent
+        self.interleave = interleave
+        """Interleaving mode: sampled searches are shown team-draft interleaved."""
+        self.wait = wait
+        """Seconds the agent's answer waits for the candidate in interleaving mode."""
         self.store = store
         """Where the runs go (None: nowhere, e.g. the store could not be opened)."""
         self.submit: Callable[[Callable[[], None]], None] = lambda job: job()
@@ -207,39 +274,127 @@ class Shadow:
         latency_ms: float,
         query_id: str | None,
         error: BaseException | None = None,
+        session_id: str | None = None,
     ) -> None:
         """After the agent's call was answered (or failed with ``error``, ``answer`` None):
-        queue what the candidate must see. Never raises (the agent's call is done)."""
+        queue what the candidate must see. Never raises (the agent's call is done). In
+        interleaving mode searches went through :meth:`begin` and are ignored here."""
         try:
             if tool == self.primary.ingest.tool and answer is not None:
                 if not answer.get("isError"):  # the primary refused it: so does the shadow
                     calls = write_calls(self.primary.ingest, self.profile.ingest, arguments)
                     if calls:
                         self._offer(Job("write", calls=tuple(calls)))
-            elif tool == self.primary.search.tool and self._query_path is not None:
-                query = select(dict(arguments), ".".join(self._query_path))
+            elif tool == self.primary.search.tool and not self.interleave:
+                query = self._query(tool, arguments)
                 if query is None:
                     return
-                if not sampled(str(query), self.percent):
-                    self.stats.sampled_out += 1
-                    return
                 failure = None if error is None else describe(error)
-                search = Mirrored(
-                    query_id or "", str(query), arguments, answer, latency_ms, failure
-                )
-                self._offer(Job("search", search=search))
+                search = Mirrored(query_id or "", query, arguments, answer, latency_ms, failure)
+                self._offer(Job("search", search=search, session_id=session_id))
         except Exception as error:
             self._warn("observe", f"could not mirror {tool}: {type(error).__name__}: {error}")
 
-    def _offer(self, job: Job) -> None:
+    def _query(self, tool: str, arguments: Mapping[str, Any]) -> str | None:
+        """The query of a search to mirror; None when ``tool`` is not the search, the query
+        is missing or not sampled (counted)."""
+        if tool != self.primary.search.tool or self._query_path is None:
+            return None
+        query = select(dict(arguments), ".".join(self._query_path))
+        if query is None:
+            return None
+        if not sampled(str(query), self.percent):
+            self.stats.sampled_out += 1
+            return None
+        return str(query)
+
+    # --- interleaving ------------------------------------------------------------------
+
+    def begin(
+        self, tool: str, arguments: Mapping[str, Any], query_id: str, session_id: str | None
+    ) -> Pending | None:
+        """Interleaving mode, before the agent's call goes to the primary: queue a sampled
+        search for the candidate (None: not a sampled search, or the queue is full)."""
+        try:
+            query = self._query(tool, arguments) if self.interleave else None
+            if query is None:
+                return None
+            pending = Pending(query_id, query, dict(arguments), session_id)
+            return pending if self._offer(Job("search", pending=pending)) else None
+        except Exception as error:
+            self._warn("observe", f"could not mirror {tool}: {type(error).__name__}: {error}")
+            return None
+
+    async def shown(
+        self, pending: Pending, answer: dict[str, Any], latency_ms: float
+    ) -> dict[str, Any]:
+        """The answer the agent sees for an interleaved search the primary answered: the
+        interleaving, once the candidate answers within ``wait``; else the primary's."""
+        remaining = self.wait - (time.perf_counter() - pending.started)
+        if not pending.done.is_set() and remaining > 0:
+            with anyio.move_on_after(remaining):
+                await pending.done.wait()
+        shown = answer
+        try:
+            if not pending.done.is_set():
+                self.stats.not_interleaved["late candidate"] += 1
+            else:
+                shown, pending.interleaved = self._interleave(pending, answer)
+        except Exception as error:  # the agent gets the primary's answer, whatever happens
+            self.stats.not_interleaved["errors"] += 1
+            self._warn("interleave", f"could not interleave: {type(error).__name__}: {error}")
+            shown, pending.interleaved = answer, None
+        self._settle(pending, Mirrored(pending.query_id, pending.query, pending.arguments,
+                                       answer, latency_ms))  # fmt: skip
+        return shown
+
+    def failed(self, pending: Pending, latency_ms: float, error: BaseException) -> None:
+        """The primary failed an interleaved search: the pair is stored with its error."""
+        control = Mirrored(
+            pending.query_id, pending.query, pending.arguments, None, latency_ms, describe(error)
+        )
+        self._settle(pending, control)
+
+    def _interleave(
+        self, pending: Pending, answer: dict[str, Any]
+    ) -> tuple[dict[str, Any], tuple[tuple[str, Team], ...] | None]:
+        try:
+            shown, interleaved = interleave_answer(
+                self.primary, self.profile, answer, pending.answer, pending.query_id
+            )
+        except NotInterleaved as refusal:
+            self.stats.not_interleaved[refusal.reason] += 1
+            return answer, None
+        self.stats.interleaved += 1
+        return shown, interleaved
+
+    def _settle(self, pending: Pending, control: Mirrored) -> None:
+        pending.control = control
+        if pending.done.is_set():  # the candidate was first: the pair is complete
+            self._submit_pending(pending)
+
+    def _submit_pending(self, pending: Pending) -> None:
+        control = pending.control
+        if self.store is None or self._closed or control is None:
+            return
+        answer, latency, failure = pending.answer, pending.latency_ms, pending.failure
+        interleaved, session_id = pending.interleaved, pending.session_id
+        self.submit(
+            lambda: self._record(control, answer, latency, failure, interleaved, session_id)
+        )
+
+    def _offer(self, job: Job) -> bool:
+        """Queue ``job`` without waiting; False (counted as dropped) when it cannot be."""
         if self._closed:
             self.stats.dropped += 1
-            return
+            return False
         try:
             self._send.send_nowait(job)
         except anyio.WouldBlock:  # the candidate is slower than the agent: never wait
             self.stats.dropped += 1
             self._warn("full", "the shadow's queue is full: calls are not mirrored")
+            return False
+        return True
 
     async def run(self) -> None:
         """Send the queued jobs to the candidate, in order, until :meth:`close`."""
@@ -249,8 +404,10 @@ class Shadow:
                     return
                 if job.kind == "write":
                     await self._write(job.calls)
+                elif job.pending is not None:
+                    await self._answer(job.pending)
                 elif job.search is not None:
-                    await self._search(job.search)
+                    await self._search(job.search, job.session_id)
 
     def close(self) -> None:
         """No more jobs; those still queued are counted as dropped. Calling it again does
@@ -280,17 +437,18 @@ class Shadow:
                 self.stats.errors += 1
                 self._warn("write", f"the candidate failed a write: {_describe(error)}")
 
-    async def _search(self, search: Mirrored) -> None:
+    async def _ask(
+        self, arguments: Mapping[str, Any], query: str
+    ) -> tuple[dict[str, Any] | None, float, str | None]:
+        """The candidate's (answer, latency in ms, failure) for the agent's search."""
         self.stats.searches += 1
         profile = self.profile
-        arguments = search_arguments(
-            self.primary.search, profile.search, search.arguments, search.query
-        )
+        mapped = search_arguments(self.primary.search, profile.search, arguments, query)
         started = time.perf_counter()
         answer: dict[str, Any] | None
         failure: str | None = None
         try:
-            answer = await self._call(profile.search.tool, arguments)
+            answer = await self._call(profile.search.tool, mapped)
         except Exception as error:
             answer = None
             failure = describe(error)
@@ -298,8 +456,23 @@ class Shadow:
         latency_ms = (time.perf_counter() - started) * 1000
         if answer is None or answer.get("isError"):
             self.stats.errors += 1
+        return answer, latency_ms, failure
+
+    async def _search(self, search: Mirrored, session_id: str | None = None) -> None:
+        answer, latency_ms, failure = await self._ask(search.arguments, search.query)
         if self.store is not None and not self._closed:
-            self.submit(lambda: self._record(search, answer, latency_ms, failure))
+            self.submit(lambda: self._record(search, answer, latency_ms, failure, None, session_id))
+
+    async def _answer(self, pending: Pending) -> None:
+        """An interleaved search: ask the candidate, wake the agent's call (if it still
+        waits), write the pair if the agent's side is known already."""
+        try:
+            answer, latency_ms, failure = await self._ask(pending.arguments, pending.query)
+            pending.answer, pending.latency_ms, pending.failure = answer, latency_ms, failure
+            if pending.control is not None:  # the agent's call gave up waiting
+                self._submit_pending(pending)
+        finally:
+            pending.done.set()
 
     def _record(
         self,
@@ -307,9 +480,12 @@ class Shadow:
         answer: dict[str, Any] | None,
         latency_ms: float,
         failure: str | None = None,
+        interleaved: Sequence[tuple[str, Team]] | None = None,
+        session_id: str | None = None,
     ) -> None:
         """In the proxy's logging thread: parse both answers, write the pair (``failure``:
-        why the candidate gave no answer, when it raised)."""
+        why the candidate gave no answer, when it raised; ``interleaved``: what the agent
+        was shown, by team, in interleaving mode)."""
         control = _ids(self.primary, search.answer)
         treatment = _ids(self.profile, answer)
         run: dict[str, Any] = {
@@ -320,7 +496,12 @@ class Shadow:
             "treatment_latency_ms": None if treatment is None else latency_ms,
             "control_error": None if control is not None else _error(search.answer, search.error),
             "treatment_error": None if treatment is not None else _error(answer, failure),
+            "session_id": session_id,
+            "control": self.primary.name,
+            "treatment": self.profile.name,
         }
+        if interleaved is not None:
+            run["interleaved"] = [(doc_id, team) for doc_id, team in interleaved]
         if control is not None and treatment is not None:
             k = max(len(control), len(treatment), 1)
             difference = rank_difference(search.query_id, control, treatment, k)
@@ -384,3 +565,238 @@ def _error(answer: dict[str, Any] | None, failure: str | None) -> str:
 
 def _short(message: str) -> str:
     return message if len(message) <= ERROR_CHARS else message[: ERROR_CHARS - 1] + "…"
+
+
+# --- interleaving: the lists and the answer ----------------------------------------------
+
+
+class NotInterleaved(Exception):
+    """The agent gets the primary's answer as it was; ``reason`` is counted."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def interleave_ids(
+    control: Sequence[str], treatment: Sequence[str], query_id: str
+) -> tuple[tuple[str, Team], ...]:
+    """The shown list: the team-draft interleaving (Radlinski, Kurup & Joachims 2008) of
+    ``control`` (A) and ``treatment`` (B), coins seeded by ``query_id``, of length
+    ``L = max(|A|, |B|)`` over distinct items.
+
+    Team draft stops when one list has no unplaced item left; the remaining unplaced items
+    of the other are then appended, credited to their own team, up to ``L``. So a system
+    that finds less is not padded by its rival's results, the agent is not shown fewer
+    results than either system would give it, and an item both lists hold belongs to the
+    team that placed it first."""
+    limit = len(dict.fromkeys((*control, *treatment)))
+    limit = min(limit, max(len(control), len(treatment)))
+    drafted = team_draft(control, treatment, query_id, limit=limit)
+    shown = list(zip(drafted.items, drafted.teams, strict=True))
+    placed = set(drafted.items)
+    for ranking, team in ((control, CONTROL), (treatment, TREATMENT)):
+        for item in ranking:
+            if len(shown) >= limit:
+                break
+            if item not in placed:
+                placed.add(item)
+                shown.append((item, team))
+    return tuple(shown)
+
+
+def interleave_answer(
+    primary: Profile,
+    candidate: Profile,
+    answer: dict[str, Any],
+    candidate_answer: dict[str, Any] | None,
+    query_id: str,
+) -> tuple[dict[str, Any], tuple[tuple[str, Team], ...]]:
+    """The primary's ``answer`` with its hits replaced by the interleaving of both lists
+    (:func:`interleave_ids`), and the shown ids with their teams. The answer is the primary's
+    own object when the interleaved order is the primary's. Raises :class:`NotInterleaved`
+    (with the reason) when it cannot be done safely."""
+    control = parsed_hits(primary, answer, quiet=True)
+    if control is None:
+        raise NotInterleaved("primary answer not a readable search")
+    if candidate_answer is None:
+        raise NotInterleaved("candidate failed")
+    treatment = parsed_hits(candidate, candidate_answer, quiet=True)
+    if treatment is None:
+        raise NotInterleaved("candidate answer not a readable search")
+    if any(hit_id is None for hit_id, _, _ in control):
+        raise NotInterleaved("primary hit without an id")
+    items: dict[str, Any] = {}
+    control_ids: list[str] = []
+    for hit_id, _, raw in control:
+        assert hit_id is not None
+        items.setdefault(hit_id, raw)
+        control_ids.append(hit_id)
+    treatment_ids: list[str] = []
+    same_shape = _shape(primary) == _shape(candidate)
+    for hit_id, text, raw in treatment:
+        if hit_id is None:
+            continue  # cannot be credited: not shown
+        treatment_ids.append(hit_id)
+        if hit_id not in items:
+            items[hit_id] = raw if same_shape else as_primary_hit(primary, hit_id, text)
+    interleaved = interleave_ids(control_ids, treatment_ids, query_id)
+    shown = [doc_id for doc_id, _ in interleaved]
+    if shown == control_ids:
+        return answer, interleaved
+    if any(items[doc_id] is None for doc_id in shown):
+        raise NotInterleaved("candidate hit not expressible in the primary's shape")
+    rewritten = rewrite_answer(primary, answer, [items[doc_id] for doc_id in shown])
+    if rewritten is None:
+        raise NotInterleaved("primary answer shape not rewritable")
+    return rewritten, interleaved
+
+
+def _shape(profile: Profile) -> tuple[Any, ...]:
+    """What makes two servers' hits interchangeable: where they are and how they are read."""
+    results = profile.results
+    return (
+        results.source,
+        results.hits,
+        profile.proxy.id or results.id,
+        profile.proxy.text or results.text,
+    )
+
+
+def as_primary_hit(primary: Profile, doc_id: str, text: str) -> Any:
+    """A candidate's hit in the primary's shape, or None when that cannot be done safely.
+
+    A text-block server's hit is its text. Otherwise the primary's ingest item template is
+    filled with the hit's id and text (the memory as the primary would hold it had the agent
+    written it there: server-memory's entity) and kept only if the primary's own paths read
+    the same id and text back from it."""
+    if primary.results.source == "text_blocks":
+        return {"text": text}
+    id_path = primary.proxy.id or primary.results.id
+    if not id_path:
+        return None
+    item = fill(primary.ingest.item, {"id": doc_id, "text": text, "title": ""})
+    text_path = primary.proxy.text or primary.results.text
+    if not isinstance(item, dict) or select(item, id_path) != doc_id:
+        return None
+    if hit_text(item, text_path) != text:
+        return None
+    return item
+
+
+def rewrite_answer(
+    profile: Profile, answer: dict[str, Any], hits: Sequence[Any]
+) -> dict[str, Any] | None:
+    """``answer`` (a search answer of ``profile``'s server) with its list of hits replaced
+    by ``hits`` (raw items in that server's shape), everything else kept; None when the
+    shape is not one this can rewrite faithfully.
+
+    * ``text_blocks``: every content block must be text and there must be no structured
+      content; the new content is one text block per hit (an original block reused, with
+      its annotations, for a hit it held).
+    * ``structured`` / ``json_text``: the list at ``[results].hits`` is replaced in the
+      structured content (when present) and in the JSON of the text blocks: a single
+      block holding the whole JSON, or one block per hit holding that hit (as FastMCP 1.x
+      answers). Text is re-serialised only in a formatting recognised by reproducing the
+      server's text exactly from its parsed JSON (two-space indented, compact, or
+      ``json.dumps`` default separators); otherwise None."""
+    content = answer.get("content")
+    if not isinstance(content, list) or not all(isinstance(b, dict) for b in content):
+        return None
+    results = profile.results
+    if results.source == "text_blocks":
+        if "structuredContent" in answer or any(b.get("type") != "text" for b in content):
+            return None
+        by_text = {b.get("text"): b for b in content}
+        blocks = [
+            by_text.get(h.get("text")) or {"type": "text", "text": h.get("text")} for h in hits
+        ]
+        return {**answer, "content": blocks}
+    texts = [b for b in content if b.get("type") == "text"]
+    new_content: list[Any] = list(content)
+    structured = answer.get("structuredContent")
+    rewritten: dict[str, Any] = dict(answer)
+    if structured is not None and results.source != "json_text":
+        new_structured = _replace_at(structured, results.hits, list(hits))
+        if new_structured is None:
+            return None
+        rewritten["structuredContent"] = new_structured
+    if texts:
+        parsed = [_loads(b.get("text")) for b in texts]
+        whole = parsed[0]
+        if (
+            len(texts) == 1
+            and whole is not _NOT_JSON
+            and isinstance(whole, (dict, list))
+            and (structured is None or whole == structured or results.source == "json_text")
+        ):
+            replaced = _replace_at(whole, results.hits, list(hits))
+            style = _style(texts[0].get("text"), whole)
+            if replaced is None or style is None:
+                return None
+            block = {**texts[0], "text": _dumps(replaced, style)}
+            new_content = [block if b is texts[0] else b for b in content]
+        elif structured is not None and results.source != "json_text":
+            old = select(structured, results.hits) if results.hits else structured
+            if not isinstance(old, list) or len(old) != len(texts) or parsed != old:
+                return None  # text blocks that are not one hit each: unknown
+            styles = {_style(b.get("text"), item) for b, item in zip(texts, old, strict=True)}
+            if len(styles) != 1 or None in styles or len(content) != len(texts):
+                return None
+            (style,) = styles
+            assert style is not None
+            template = {k: v for k, v in texts[0].items() if k != "text"}
+            new_content = [{**template, "text": _dumps(hit, style)} for hit in hits]
+        else:
+            return None
+    elif structured is None:
+        return None
+    rewritten["content"] = new_content
+    return rewritten
+
+
+_NOT_JSON = object()
+_STYLES: dict[str, dict[str, Any]] = {
+    "indent2": {"indent": 2, "ensure_ascii": False},
+    "compact": {"separators": (",", ":"), "ensure_ascii": False},
+    "python": {"ensure_ascii": False},
+    "python-ascii": {},
+    "indent2-ascii": {"indent": 2},
+}
+
+
+def _loads(text: Any) -> Any:
+    if not isinstance(text, str):
+        return _NOT_JSON
+    try:
+        return json.loads(text)
+    except ValueError:
+        return _NOT_JSON
+
+
+def _style(text: Any, value: Any) -> str | None:
+    """The name of the serialisation that reproduces ``text`` from ``value`` exactly."""
+    for name, options in _STYLES.items():
+        if json.dumps(value, **options) == text:
+            return name
+    return None
+
+
+def _dumps(value: Any, style: str) -> str:
+    return json.dumps(value, **_STYLES[style])
+
+
+def _replace_at(value: Any, path: str, items: list[Any]) -> Any:
+    """A copy of ``value`` with the list at dotted ``path`` replaced; None when no list is
+    there."""
+    parts = [part for part in path.split(".") if part]
+    if not parts:
+        return items if isinstance(value, list) else None
+    copied = copy.deepcopy(value)
+    node = copied
+    for part in parts[:-1]:
+        node = node.get(part) if isinstance(node, dict) else None
+    if not isinstance(node, dict) or not isinstance(node.get(parts[-1]), list):
+        return None
+    node[parts[-1]] = items
+    return copied
