@@ -35,6 +35,8 @@ def started(url: str, name: str = "t", *extra: str) -> Result:
         url,
         "--actor",
         "ann",
+        "--settle-seconds",
+        "0",
         *extra,
     )
     assert result.exit_code == 0, result.output

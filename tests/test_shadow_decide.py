@@ -294,3 +294,19 @@ def test_the_sampling_check_counts_distinct_query_texts_from_the_store(db_url: s
     [check] = ok.srm
     assert check.observed == (mirrored, 400 - mirrored) and not check.mismatch
     assert off.srm[0].mismatch
+
+
+def test_young_pairs_wait_for_their_feedback(tmp_path: Any) -> None:
+    rows, events = stream(300, seed=12, effect=0.5)
+    rule = GraduationRule(min_queries=50, settle_seconds=600)
+    with open_store(f"sqlite:///{tmp_path}/s.db") as store:
+        test = store.start_shadow_test(
+            "t", "A", "B", "rr", rule.to_dict(), rule.to_dict()["guardrails"], at=T0
+        )
+        for row in rows:  # one pair a second from T0
+            store.log_shadow_run(row)
+        store.log(feedback=events)
+        early = decide_test(store, test, now=T0 + timedelta(seconds=700))
+        late = decide_test(store, test, now=T0 + timedelta(seconds=2000))
+    assert early.pairs == 101  # logged by 100 s: the rest may still get their reads
+    assert late.pairs == 300

@@ -143,6 +143,13 @@ error_rate, empty_rate, tokens_mean, as NAME:+P% (relative) or NAME:+X / NAME:+N
     default=None,
     help="The proxy's --shadow-percent, for the sample-ratio check of mirrored searches.",
 )
+@click.option(
+    "--settle-seconds",
+    type=click.FloatRange(0),
+    default=300,
+    show_default=True,
+    help="Leave pairs younger than this out of decisions (their feedback may still come).",
+)
 @store_option
 @workspace_option
 @actor_option
@@ -162,6 +169,7 @@ def start(
     guardrail_specs: Sequence[str],
     no_default_guardrails: bool,
     sample_percent: float | None,
+    settle_seconds: float,
     store_url: str | None,
     workspace: str,
     actor: str | None,
@@ -186,6 +194,7 @@ def start(
         beta=beta,
         guardrails=guards,
         sample_percent=sample_percent,
+        settle_seconds=settle_seconds,
     )
     data = rule.to_dict()
     with open_store(store_url, workspace) as store:

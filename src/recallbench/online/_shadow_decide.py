@@ -39,6 +39,11 @@ The rule (:class:`GraduationRule`, stored as JSON with the test) names:
   the pairs are
   not the sample the test assumes: the rule then never graduates (it continues, flagged).
 
+Pairs are read up to ``settle_seconds`` (300) before now: the feedback on a search (reads,
+validations) comes after it, and a pair whose value appeared later would enter the middle
+of the sequence already tested, which the always-valid guarantee (one fixed order of
+observations) does not cover. Guardrails read the same pairs.
+
 The decision, in order: fewer than ``min_queries`` differences → continue; an SRM mismatch
 → continue; a guardrail breached → rollback; the sequential test accepted the treatment →
 graduate, the control → rollback; ``max_queries`` reached undecided → rollback (no gain
@@ -61,7 +66,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from recallbench.core._errors import ConfigError
@@ -74,6 +79,7 @@ from recallbench.online._shadow_score import (
     paired_differences,
     parse_measure,
     score_test,
+    window_end,
 )
 from recallbench.stats._interleaving import summarise
 from recallbench.stats._msprt import DEFAULT_TAU, MixtureSPRT, MsprtSettings
@@ -88,6 +94,8 @@ Method = Literal["msprt", "sprt"]
 MarginKind = Literal["relative", "absolute"]
 
 DEFAULT_MIN_QUERIES: Final = 100
+DEFAULT_SETTLE_SECONDS: Final = 300.0
+"""Pairs younger than this are left out of a decision: their feedback may still come."""
 DEFAULT_GUARDRAILS: Final[dict[str, dict[str, Any]]] = {
     "latency_p95": {"kind": "relative", "margin": 0.20},
     "error_rate": {"kind": "absolute", "margin": 0.01},
@@ -155,6 +163,7 @@ class GraduationRule:
     )
     srm_threshold: float = SRM_THRESHOLD
     sample_percent: float | None = None
+    settle_seconds: float = DEFAULT_SETTLE_SECONDS
 
     def __post_init__(self) -> None:
         parse_measure(self.measure)
@@ -201,6 +210,12 @@ class GraduationRule:
                 math.isfinite(margin.margin) and margin.margin >= 0
             ):
                 raise ConfigError(f"rule.guardrails.{name}: {margin} is not a margin >= 0")
+        _check(
+            math.isfinite(self.settle_seconds) and self.settle_seconds >= 0,
+            "settle_seconds",
+            self.settle_seconds,
+            "a number >= 0",
+        )
         _check(0 < self.srm_threshold < 1, "srm_threshold", self.srm_threshold, "in (0, 1)")
         if self.sample_percent is not None:
             _check(
@@ -392,13 +407,18 @@ def decide(
     )
 
 
-def decide_test(store: Store, test: ShadowTest, until: datetime | None = None) -> Decision:
-    """:func:`decide` on the pairs the store holds for ``test`` (up to ``until``)."""
+def decide_test(
+    store: Store, test: ShadowTest, until: datetime | None = None, now: datetime | None = None
+) -> Decision:
+    """:func:`decide` on the pairs the store holds for ``test``, up to ``until`` and at most
+    up to ``now`` (default: the clock) less the rule's ``settle_seconds``."""
     rule = GraduationRule.of_test(test)
+    settled = (now or datetime.now(UTC)) - timedelta(seconds=rule.settle_seconds)
+    until = settled if until is None else min(until, settled)
     rows, scores = score_test(store, test, until)
     sampled = None
     if rule.sample_percent is not None and rule.sample_percent < 100:
-        end = test.stopped_at or until
+        end = window_end(test, until)
         paired = {str(row["query_id"]) for row in rows}
         texts: dict[str, bool] = {}
         for entry in store.query_log(since=test.started_at):

@@ -379,9 +379,10 @@ def guardrails(rows: Sequence[Mapping[str, Any]]) -> dict[Side, SideGuardrails]:
 
 
 def pairs_of(store: Store, test: ShadowTest, until: datetime | None = None) -> list[dict[str, Any]]:
-    """The shadow pairs of ``test``: logged from its start to its stop (or ``until``, or
-    now), by the test's two profiles (rows that do not name their profiles are taken)."""
-    end = test.stopped_at if test.stopped_at is not None else until
+    """The shadow pairs of ``test``: logged from its start to the earlier of its stop and
+    ``until`` (None: no bound), by the test's two profiles (rows that do not name their
+    profiles are taken)."""
+    end = window_end(test, until)
     rows = store.shadow_runs(since=test.started_at, until=end)
     return [
         row
@@ -389,6 +390,12 @@ def pairs_of(store: Store, test: ShadowTest, until: datetime | None = None) -> l
         if row.get("control") in (None, test.control)
         and row.get("treatment") in (None, test.treatment)
     ]
+
+
+def window_end(test: ShadowTest, until: datetime | None) -> datetime | None:
+    """The end of the test's window: the earlier of its stop and ``until``."""
+    ends = [end for end in (test.stopped_at, until) if end is not None]
+    return min(ends) if ends else None
 
 
 def score_test(
