@@ -105,7 +105,7 @@ def test_graduation_is_refused_under_the_null_unless_forced(db_url: str) -> None
 
 
 def test_stop_and_rollback(db_url: str) -> None:
-    started(db_url)
+    started(db_url, "t", "--flag", "memory")
     fill(db_url, effect=0.0, n=60, seed=4)
     stopped = invoke(shadow, "stop", "t", "--store", db_url)
     assert stopped.exit_code == 0 and "stopped shadow test t after 60 pairs" in stopped.output
@@ -113,7 +113,7 @@ def test_stop_and_rollback(db_url: str) -> None:
     assert again.exit_code == 2 and "stopped, not running" in again.output
     assert "Traceback" not in again.output
     back = invoke(shadow, "rollback", "t", "--force", "--store", db_url)
-    assert back.exit_code == 0 and "flag t = A for 100%" in back.output
+    assert back.exit_code == 0 and "flag memory = A for 100%" in back.output
     overview = invoke(shadow, "status", "--store", db_url)
     assert "rolled_back" in overview.output
 

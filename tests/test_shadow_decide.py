@@ -189,6 +189,7 @@ def test_the_rule_round_trips_through_json() -> None:
         min_queries=30,
         guardrails={"error_rate": Margin("absolute", 0.01)},
         sample_percent=10,
+        flag="memory",
     )
     assert GraduationRule.from_dict(rule.to_dict()) == rule
 

@@ -144,6 +144,13 @@ error_rate, empty_rate, tokens_mean, as NAME:+P% (relative) or NAME:+X / NAME:+N
     help="The proxy's --shadow-percent, for the sample-ratio check of mirrored searches.",
 )
 @click.option(
+    "--flag",
+    "flag_name",
+    default=None,
+    metavar="FLAG",
+    help="The feature flag graduate / rollback set (default: the test's name).",
+)
+@click.option(
     "--settle-seconds",
     type=click.FloatRange(0),
     default=300,
@@ -170,6 +177,7 @@ def start(
     no_default_guardrails: bool,
     sample_percent: float | None,
     settle_seconds: float,
+    flag_name: str | None,
     store_url: str | None,
     workspace: str,
     actor: str | None,
@@ -195,6 +203,7 @@ def start(
         guardrails=guards,
         sample_percent=sample_percent,
         settle_seconds=settle_seconds,
+        flag=flag_name,
     )
     data = rule.to_dict()
     with open_store(store_url, workspace) as store:
@@ -301,8 +310,8 @@ def graduate(
     name: str, force: bool, store_url: str | None, workspace: str, actor: str | None
 ) -> None:
     """Graduate the treatment of test NAME: refused (exit 1) unless its rule says graduate,
-    or --force; records the decision with its evidence and sets the feature flag NAME to the
-    treatment for 100% (the control as its fallback)."""
+    or --force; records the decision with its evidence and sets the test's feature flag
+    (start --flag; default NAME) to the treatment for 100% (the control as its fallback)."""
     _end(name, "graduate", force, store_url, workspace, actor)
 
 
@@ -317,7 +326,7 @@ def rollback(
     name: str, force: bool, store_url: str | None, workspace: str, actor: str | None
 ) -> None:
     """Roll back the treatment of test NAME: refused (exit 1) unless its rule says
-    rollback, or --force; records the decision and sets the feature flag NAME to the
+    rollback, or --force; records the decision and sets the test's feature flag to the
     control for 100%."""
     _end(name, "rollback", force, store_url, workspace, actor)
 
@@ -349,10 +358,11 @@ def _end(
         evidence = {**decision.to_dict(), "forced": decision.decision != verdict}
         store.log_shadow_decision(name, verdict, evidence, actor=_actor(actor))
         variant = test.treatment if verdict == "graduate" else test.control
-        store.set_flag(name, variant, 100, fallback=test.control)
+        flag = _flag_of(test)
+        store.set_flag(flag, variant, 100, fallback=test.control)
     forced = " (forced)" if evidence["forced"] else ""
     console.print(
-        f"{verdict}d{forced} shadow test {name}: flag {name} = {variant} for 100%",
+        f"{verdict}d{forced} shadow test {name}: flag {flag} = {variant} for 100%",
         highlight=False,
         markup=False,
         soft_wrap=True,
@@ -502,6 +512,12 @@ def _test(store: Store, name: str) -> ShadowTest:
     return test
 
 
+def _flag_of(test: ShadowTest) -> str:
+    """The feature flag a test rolls out: its rule's ``flag``, else its name."""
+    flag = test.rule.get("flag")
+    return flag if isinstance(flag, str) and flag else test.name
+
+
 def _outcomes(store: Store, test: ShadowTest) -> list[VariantOutcomes]:
     """Session outcomes per system over the test's window, when any were recorded: a
     session's system is the variant the flag named after the test gave it when it started,
@@ -514,16 +530,15 @@ def _outcomes(store: Store, test: ShadowTest) -> list[VariantOutcomes]:
     summaries = session_summaries(store, since=test.started_at, until=test.stopped_at)
     if not any(s.outcome is not None or s.success is not None for s in summaries):
         return []
-    history = store.flag_history(test.name)
+    flag = _flag_of(test)
+    history = store.flag_history(flag)
     interleaved = {
         row["session_id"] for row in pairs_of(store, test) if row.get("interleaved") is not None
     }
 
     def variant_of(summary: Any) -> str:
         if history:
-            return variant_at(
-                history, test.name, summary.session_id, summary.started_at, test.control
-            )
+            return variant_at(history, flag, summary.session_id, summary.started_at, test.control)
         return "interleaved" if summary.session_id in interleaved else test.control
 
     return outcomes_by_variant(summaries, variant_of)

@@ -164,6 +164,8 @@ class GraduationRule:
     srm_threshold: float = SRM_THRESHOLD
     sample_percent: float | None = None
     settle_seconds: float = DEFAULT_SETTLE_SECONDS
+    flag: str | None = None
+    """The feature flag the test rolls out (``graduate`` sets it); None: the test's name."""
 
     def __post_init__(self) -> None:
         parse_measure(self.measure)
@@ -216,6 +218,10 @@ class GraduationRule:
             self.settle_seconds,
             "a number >= 0",
         )
+        if self.flag is not None:
+            _check(
+                isinstance(self.flag, str) and bool(self.flag.strip()), "flag", self.flag, "a name"
+            )
         _check(0 < self.srm_threshold < 1, "srm_threshold", self.srm_threshold, "in (0, 1)")
         if self.sample_percent is not None:
             _check(
