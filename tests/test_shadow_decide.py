@@ -95,6 +95,28 @@ def test_under_the_null_the_rule_graduates_at_most_alpha_of_the_time() -> None:
     assert graduated <= 9  # alpha 0.05: P(Binomial(100, 0.05) > 9) < 0.03
 
 
+def test_checking_after_every_batch_of_pairs_changes_nothing() -> None:
+    """The rule looked at after every 10 pairs: the sequential test keeps its first
+    crossing, so once it accepted the treatment every later look says so, and a stream is
+    graduated at some look exactly when the whole stream is (peeking adds no false
+    graduation). Null streams and streams with a small effect, so that both happen."""
+    graduated = 0
+    for seed in range(30):
+        rows, events = stream(300, seed=100 + seed, effect=0.0 if seed % 2 else 0.2)
+        scores = score_pairs(rows, events)
+        looks = [decide(RULE, rows[:n], scores[:n]) for n in range(10, 301, 10)]
+        whole = decide(RULE, rows, scores)
+        said = [look.sequential for look in looks]
+        if "accept_treatment" in said:
+            first = said.index("accept_treatment")
+            assert set(said[first:]) == {"accept_treatment"}, seed
+            assert looks[first].n == whole.n and looks[first].pvalue == whole.pvalue, seed
+        ever = any(look.decision == "graduate" for look in looks)
+        assert ever == (whole.decision == "graduate"), seed
+        graduated += ever
+    assert 3 <= graduated <= 20  # both outcomes occur: the checks above are not vacuous
+
+
 def test_a_worse_treatment_is_rolled_back() -> None:
     rows, events = stream(600, seed=2, effect=0.4)
     swapped = [

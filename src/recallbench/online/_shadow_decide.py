@@ -44,6 +44,13 @@ validations) comes after it, and a pair whose value appeared later would enter t
 of the sequence already tested, which the always-valid guarantee (one fixed order of
 observations) does not cover. Guardrails read the same pairs.
 
+Only the sequential test can graduate; guardrails and the sample-ratio check can only hold
+a graduation back or roll back. And the sequential test's decision is the one at its first
+boundary crossing, which later pairs do not change. So checking the rule after every pair
+graduates a treatment that is no better at most as often as the test crosses its upper
+boundary under the null: at most ``alpha`` for the mSPRT (Ville's inequality; asymptotically
+with the plug-in variance).
+
 The decision, in order: fewer than ``min_queries`` differences → continue; an SRM mismatch
 → continue; a guardrail breached → rollback; the sequential test accepted the treatment →
 graduate, the control → rollback; ``max_queries`` reached undecided → rollback (no gain
