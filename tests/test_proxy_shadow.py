@@ -21,6 +21,7 @@ from recallbench.online._proxy import text_id
 from recallbench.online._shadow import (
     Shadow,
     bindings,
+    mirrored_reader,
     sampled,
     search_arguments,
     write_calls,
@@ -286,6 +287,23 @@ def test_writes_and_searches_are_mapped_through_the_profiles() -> None:
     assert search_arguments(recall.search, memory.search, {"query": "q", "k": 3}, "q") == {
         "query": "q"
     }
+
+
+def test_the_candidate_s_hits_are_named_by_the_mirrored_ids() -> None:
+    """agentrecall's proxy view names hits by its row ids; mirrored writes carry the
+    primary's ids at metadata.doc_id, which the shadow reads instead."""
+    from recallbench.online._proxy import hits_of
+
+    recall = load_profile(shipped_profiles()["agentrecall"])
+    memory = load_profile(shipped_profiles()["server-memory"])
+    reader = mirrored_reader(recall)
+    assert (reader.proxy.id, reader.proxy.text) == ("metadata.doc_id", "content")
+    assert mirrored_reader(memory) is memory
+    hit = {"id": 7, "content": NOTES["ledger-db"], "metadata": {"doc_id": "ledger-db"}}
+    answer = {"content": [{"type": "text", "text": json.dumps(hit)}], "structuredContent": {
+        "result": [hit]}}  # fmt: skip
+    assert hits_of(recall, answer) == [("7", NOTES["ledger-db"])]
+    assert hits_of(reader, answer) == [("ledger-db", NOTES["ledger-db"])]
 
 
 def test_a_full_queue_drops_and_counts(installed_servers: Path) -> None:

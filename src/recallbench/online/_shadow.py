@@ -149,6 +149,21 @@ def search_arguments(
     return filled
 
 
+def mirrored_reader(profile: Profile) -> Profile:
+    """How the candidate's hits are read in shadow mode: by the id the mirrored writes gave
+    them (:func:`write_calls` fills the candidate's ingest template with the primary's ids)
+    when the candidate's ``[results].id`` is where its template puts ``{id}``, so that both
+    lists name a memory alike; otherwise as the proxy reads that server (``[proxy].id``).
+    agentrecall, for one, keeps the id given at ``metadata.doc_id`` while its proxy view
+    uses its own row ids (an agent's memories carry no doc_id)."""
+    id_path = profile.results.id
+    if not id_path or profile.proxy.id in (None, id_path):
+        return profile
+    if select(profile.ingest.item, id_path) != "{id}":
+        return profile
+    return profile.model_copy(update={"proxy": profile.proxy.model_copy(update={"id": id_path})})
+
+
 @dataclass(frozen=True, slots=True)
 class Mirrored:
     """One of the agent's searches, as the primary answered it."""
@@ -251,6 +266,7 @@ class Shadow:
         """Runs the row writing; the proxy sets its logging thread's queue here."""
         self.stats = ShadowStats()
         self._query_path = query_path(primary.search.arguments)
+        self._reader = mirrored_reader(profile)
         self._send, self._receive = anyio.create_memory_object_stream[Job](size)
         self._closed = False
         self._warned: set[str] = set()
@@ -360,7 +376,7 @@ class Shadow:
     ) -> tuple[dict[str, Any], tuple[tuple[str, Team], ...] | None]:
         try:
             shown, interleaved = interleave_answer(
-                self.primary, self.profile, answer, pending.answer, pending.query_id
+                self.primary, self._reader, answer, pending.answer, pending.query_id
             )
         except NotInterleaved as refusal:
             self.stats.not_interleaved[refusal.reason] += 1
@@ -487,7 +503,7 @@ class Shadow:
         why the candidate gave no answer, when it raised; ``interleaved``: what the agent
         was shown, by team, in interleaving mode)."""
         control = _ids(self.primary, search.answer)
-        treatment = _ids(self.profile, answer)
+        treatment = _ids(self._reader, answer)
         run: dict[str, Any] = {
             "query_id": search.query_id,
             "control_results": control or [],
