@@ -149,7 +149,17 @@ def _dict_table(qrels: Any, run: Any, options: TrecOptions) -> tuple[Any, Any] |
     sizes = np.array(lengths, dtype=np.int64)
     block = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
     opens = np.cumsum(sizes) - sizes
-    order = _score_order(block, values, lambda: [doc for scored in run.values() for doc in scored])
+    rankings = list(run.values())
+
+    def documents(blocks: Iterable[int]) -> dict[int, str]:
+        """Row -> id of every row of ``blocks`` (the queries with tied scores)."""
+        ids: dict[int, str] = {}
+        for b in blocks:
+            start = int(opens[b])
+            ids.update(zip(range(start, start + lengths[b]), rankings[b], strict=True))
+        return ids
+
+    order = _score_order(block, values, documents)
     rank_of = np.arange(len(values), dtype=np.int64) - opens[block]
     if order is not None:
         rank_of[order] = rank_of.copy()
@@ -168,10 +178,12 @@ def _dict_table(qrels: Any, run: Any, options: TrecOptions) -> tuple[Any, Any] |
     )
 
 
-def _score_order(block: Any, values: Any, documents: Callable[[], list[str]]) -> Any:
+def _score_order(
+    block: Any, values: Any, documents: Callable[[Iterable[int]], dict[int, str]]
+) -> Any:
     """trec_eval's order of the rows (score descending, then id descending, within each
-    query's block), None when the given order already is; ``documents`` lists every
-    row's id, asked for only when scores tie."""
+    query's block), None when the given order already is; ``documents`` gives the ids of
+    the rows of the queries (blocks) it is given, asked only for those with tied scores."""
     same = block[1:] == block[:-1]
     order = None
     if np.any(same & (values[1:] > values[:-1])):
@@ -180,8 +192,8 @@ def _score_order(block: Any, values: Any, documents: Callable[[], list[str]]) ->
     tied = np.flatnonzero(same & (values[1:] == values[:-1]))
     if not len(tied):
         return order
-    docs = documents()
     order = np.arange(len(values), dtype=np.int64) if order is None else order
+    docs = documents(sorted(set(block[tied].tolist())))
     # runs of consecutive tied positions: one group from tied[a] to tied[b] + 1
     group_opens = np.flatnonzero(np.concatenate(([True], np.diff(tied) != 1)))
     group_closes = np.append(group_opens[1:], len(tied)) - 1
