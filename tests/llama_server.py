@@ -2,7 +2,9 @@
 ``make test-llm`` builds it into ``.cache/llm``; and the recording of the committed judge
 cache that ``make test`` replays.
 
-    python tests/llama_server.py record     # make record-judge-cache: ask the live model
+    python tests/llama_server.py record          # make record-judge-cache: ask the live model
+    python tests/llama_server.py record-qa       # the QA examples
+    python tests/llama_server.py record-extract  # the LLM extractor and decider examples
 
 The model is far too weak to judge well: it is here to prove the plumbing (structured
 output, failures, cache, replay, cost), never to produce a benchmark number.
@@ -64,12 +66,13 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def llama_server(log: Path) -> Iterator[str]:
-    """A running server's ``/v1`` URL; RuntimeError with its log if it does not start."""
+def llama_server(log: Path, context: int = 2048) -> Iterator[str]:
+    """A running server's ``/v1`` URL; RuntimeError with its log if it does not start.
+    ``context`` is the window in tokens (prompt and answer)."""
     port = free_port()
     command = [
         str(PYTHON), "-m", "llama_cpp.server", "--model", str(model_path()),
-        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
+        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(context),
     ]  # fmt: skip
     with log.open("w") as out:
         server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
@@ -154,9 +157,71 @@ def record_qa(cache: Path = QA_CACHE) -> int:
     return max(codes)
 
 
+EXTRACT_CACHE = EXAMPLE / "smollm2-135m.extract.jsonl"
+"""The committed extractions and write decisions of the extraction examples."""
+EXTRACT_CONTEXT = 4096
+"""Tokens of context for extraction: a LoCoMo session (up to ~1,400 tokens) with the prompt
+and an answer of up to EXTRACT_MAX_TOKENS."""
+EXTRACT_MAX_TOKENS = 1024
+LOCOMO_SESSIONS = 5
+"""LoCoMo sessions extracted (conv-30's first ones, ~20 s each on two cores)."""
+EXTRACT_EXAMPLES: dict[str, tuple[str, ...]] = {
+    "meeting": ("--ground-truth", "meeting-sample"),
+    "locomo": (
+        "--ground-truth", f"locomo-events:{LOCOMO}", "--conversation", "conv-30",
+        "--documents", str(LOCOMO_SESSIONS),
+    ),
+}  # fmt: skip
+"""The extraction examples: the bundled meeting corpus (10 documents, full gold), and the
+first sessions of LoCoMo's conv-30 (annotated events and observations)."""
+DECISIONS_ARGS = ("--fixture", "decisions-sample", "--decider", "llm")
+"""The decision example: the bundled 22 write-decision cases through the decide prompt."""
+
+
+def extract_toml(base_url: str) -> str:
+    """The extraction examples' ``[judge]`` table: a longer answer than a judgment's."""
+    return (
+        "[judge]\n"
+        f'base_url = "{base_url}"\n'
+        f'model = "{MODEL_NAME}"\n'
+        f"timeout = 300\nretries = 1\nconcurrency = 1\nmax_tokens = {EXTRACT_MAX_TOKENS}\n"
+    )
+
+
+def cli(module: str, command: str) -> list[str]:
+    """A command line running one of recallbench's click commands from its module (a
+    command works this way before it is registered on ``recallbench``)."""
+    return [sys.executable, "-c", f"from recallbench.cli.{module} import {command}; {command}()"]
+
+
+def record_extract(cache: Path = EXTRACT_CACHE) -> int:
+    """Ask the live model for every extraction and decision of the examples, into
+    ``cache``; returns the worst exit code (69: the tiny model fails often)."""
+    codes = []
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        llama_server(Path(folder) / "server.log", EXTRACT_CONTEXT) as url,
+    ):
+        work = Path(folder)
+        config = work / "recallbench.toml"
+        config.write_text(extract_toml(url), encoding="utf-8")
+        common = ["--config", str(config), "--judge-cache", str(cache)]
+        for name, args in EXTRACT_EXAMPLES.items():
+            command = [
+                *cli("_extract", "extract"), *args, "--extractor", "llm", *common,
+                "--resamples", "10", "--out", str(work / name),
+            ]  # fmt: skip
+            codes.append(subprocess.run(command, check=False).returncode)
+        command = [*cli("_decisions", "decisions"), *DECISIONS_ARGS, *common]
+        codes.append(subprocess.run([*command, "--out", str(work / "decisions")]).returncode)
+    return max(codes)
+
+
+RECORDERS = {"record": record, "record-qa": record_qa, "record-extract": record_extract}
+
 if __name__ == "__main__":
-    if sys.argv[1:] not in (["record"], ["record-qa"]):
-        sys.exit("usage: python tests/llama_server.py record|record-qa")
-    code = record() if sys.argv[1] == "record" else record_qa()
+    if len(sys.argv) != 2 or sys.argv[1] not in RECORDERS:
+        sys.exit(f"usage: python tests/llama_server.py {'|'.join(RECORDERS)}")
+    code = RECORDERS[sys.argv[1]]()
     # 69: the tiny model's failure rate is above the default limit; the cache is complete
     sys.exit(0 if code in (0, 69) else code)
