@@ -176,7 +176,7 @@ def extract(
     labels = [rule.label for rule in rules]
     if len(set(labels)) < len(labels):
         raise ConfigError(f"--rule: a rule is given twice ({', '.join(labels)})")
-    spec = extractor or ("baseline" if output_path is None else None)
+    spec = extractor or "baseline"
     if spec != "llm" and (cache_spec is not None or strict):
         raise ConfigError("--judge-cache and --strict apply to --extractor llm only")
     writable_folder(out_dir, "--out")
@@ -190,18 +190,15 @@ def extract(
         output = _output(output_path)
     else:
         options = _LLMOptions(config_path, cache_spec, strict, store_url)
-        output = _extracted(truth, spec or "baseline", timeout, options, console)
+        output = _extracted(truth, spec, timeout, options, console)
     results = [
         score_extraction(truth, output, rule, resamples=resamples, seed=seed) for rule in rules
     ]
     report = build_report(truth, output, results)
     note = extractor_note(output)
-    markdown = render_markdown(report)
-    if note is not None:
-        markdown = markdown.replace("\n\n## ", f"\n\n{note}\n\n## ", 1)
     files = {
         out_dir / "extraction.json": report.model_dump_json(indent=2) + "\n",
-        out_dir / "extraction.md": markdown,
+        out_dir / "extraction.md": _with_note(render_markdown(report), note),
     }
     if save_path is not None:
         files[save_path] = output.model_dump_json(indent=2) + "\n"
@@ -210,11 +207,24 @@ def extract(
         console.print(note, highlight=False, markup=False)
     _write(files, out_dir)
     console.print("wrote " + ", ".join(str(path) for path in files), highlight=False)
-    if spec is not None and output.metadata.get("unreliable") is True:
+    if output_path is None:
+        _fail_if_unreliable(output, out_dir)
+
+
+def _with_note(markdown: str, note: str | None) -> str:
+    """The report's Markdown with ``note`` before its first section."""
+    return markdown if note is None else markdown.replace("\n\n## ", f"\n\n{note}\n\n## ", 1)
+
+
+def _fail_if_unreliable(output: ExtractionOutput, out_dir: Path) -> None:
+    """Exit 69 (after the outputs are written) when an LLM extractor failed on more
+    documents than ``[judge] max_failure_rate`` allows."""
+    meta = output.metadata
+    if meta.get("unreliable") is True:
         raise ExtractionUnreliableError(
-            f"{output.metadata.get('failed')} of {output.metadata.get('asked')} documents "
-            f"failed (more than [judge] max_failure_rate {output.metadata.get('max_failure_rate')}"
-            f"): their scores count nothing extracted; see {out_dir / 'extraction.json'}"
+            f"{meta.get('failed')} of {meta.get('asked')} documents failed (more than "
+            f"[judge] max_failure_rate {meta.get('max_failure_rate')}): they count as "
+            f"nothing extracted; see {out_dir / 'extraction.json'}"
         )
 
 
