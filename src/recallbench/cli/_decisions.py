@@ -92,11 +92,11 @@ Examples:
 \b
 Fixture: a recallbench.decisions/v1 file or the bundled {BUNDLED} (22 cases: exact
 duplicates, rewordings, refinements, contradictions, retractions, new facts, false
-friends). Deciders: {DECIDERS}. python:NAME is called with {{existing: [{{id, content}}],
-incoming}} and returns {{action, target}}; command:CMD is run once per case with the same
-JSON on stdin and prints the answer on stdout; llm asks the [judge] model with the
-versioned decide prompt, through the judge cache. Writes DIR/decisions.json and
-DIR/decisions.md.
+friends). Deciders: baseline (built-in, deterministic), llm, python:MODULE:NAME,
+command:CMD. python:NAME is called with {{existing: [{{id, content}}], incoming}} and
+returns {{action, target}}; command:CMD is run once per case with the same JSON on stdin
+and prints the answer on stdout; llm asks the [judge] model with the versioned decide
+prompt, through the judge cache. Writes DIR/decisions.json and DIR/decisions.md.
 
 \b
 Exit codes: 0 scored; 2 bad input or usage, or --strict and a call not in the cache
@@ -123,6 +123,7 @@ Exit codes: 0 scored; 2 bad input or usage, or --strict and a call not in the ca
 )
 @click.option(
     "--timeout",
+    metavar="SECONDS",
     type=click.FloatRange(min=0, min_open=True),
     default=60.0,
     show_default=True,

@@ -61,8 +61,9 @@ Examples:
 Ground truth: a recallbench.extraction/v1 file, {LOCOMO_PREFIX}PATH (LoCoMo's
 locomo10.json or its folder: sessions as documents, their annotated events and
 observations), or a bundled corpus by name (meeting-sample). Output: an extractor
-({EXTRACTORS}; default baseline, the built-in deterministic one), or a
-recallbench.extraction-output/v1 file (--output: replays a --save-output). Rules:
+(baseline, the default: built-in and deterministic; llm; python:MODULE:NAME;
+command:CMD; mcp:PROFILE), or a recallbench.extraction-output/v1 file (--output:
+replays a --save-output). Rules:
 exact (after normalisation), jaccard>=T, containment>=T, fuzzy>=T (0-100), embedding>=T
 (the built-in dense model).
 
@@ -109,6 +110,7 @@ Exit codes: 0 scored; 2 bad input or usage, or --strict and a call not in the ca
 )
 @click.option(
     "--timeout",
+    metavar="SECONDS",
     type=click.FloatRange(min=0, min_open=True),
     default=60.0,
     show_default=True,
