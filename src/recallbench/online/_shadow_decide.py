@@ -36,8 +36,8 @@ The rule (:class:`GraduationRule`, stored as JSON with the test) names:
   test's window that were mirrored against those that were not (``p : 100 - p``; texts,
   not searches, because the proxy samples by a hash of the text, so the repeats of a text
   are all in or all out and only distinct texts are independent draws). A mismatch means
-  the pairs are
-  not the sample the test assumes: the rule then never graduates (it continues, flagged).
+  the pairs are not the sample the test assumes: the rule then never graduates (it
+  continues, flagged).
 
 Pairs are read up to ``settle_seconds`` (300) before now: the feedback on a search (reads,
 validations) comes after it, and a pair whose value appeared later would enter the middle
