@@ -343,6 +343,18 @@ def test_usage_errors(tmp_path: Path) -> None:
         text=True,
     )
     assert no_shadow.returncode == 2 and "it needs --shadow" in no_shadow.stderr
+    lone = subprocess.run(
+        [*run, "--profile", "server-memory", "--interleave"], capture_output=True, text=True
+    )
+    assert (
+        lone.returncode == 2 and "--interleave" in lone.stderr and "needs --shadow" in lone.stderr
+    )
+    wait = subprocess.run(
+        [*run, "--profile", "server-memory", "--shadow", "server-memory", "--interleave-wait", "1"],
+        capture_output=True,
+        text=True,
+    )
+    assert wait.returncode == 2 and "it needs --interleave" in wait.stderr
 
 
 @pytest.mark.parametrize("percent", ["-1", "101"])

@@ -4,7 +4,7 @@ and read."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -30,6 +30,8 @@ Examples:
   recallbench proxy -- node my-memory-server.js --db memory.db   # forward only
   recallbench proxy --profile my-server.toml -- python server.py  # profile's rules, own command
   recallbench proxy --profile server-memory --shadow agentrecall --shadow-percent 100
+  recallbench proxy --profile server-memory --shadow agentrecall --interleave
+  recallbench proxy --profile server-memory --outcome-tool
 In an MCP client's configuration, give `recallbench proxy ...` as the server's command.
 Logged: each search (query, ranked ids and texts, latency); feedback read_after_search,
 re_search (near-duplicate query within 120 s), scroll_past (shown, never read) and, with
@@ -132,6 +134,28 @@ At exit it prints how many records were written, dropped and lost.
     type=click.Path(file_okay=False, path_type=Path),
     help="With --shadow: the candidate's data folder (default: a temporary folder).",
 )
+@click.option(
+    "--interleave",
+    is_flag=True,
+    help="With --shadow: the agent sees, for each sampled search, the team-draft "
+    "interleaving of both servers' rankings (in the primary's answer shape), and its reads "
+    "and validations credit the server that placed the memory. The candidate is asked "
+    "alongside the primary and waited for up to --interleave-wait; otherwise, or when an "
+    "answer's shape cannot be rewritten safely, the primary's answer is shown (counted).",
+)
+@click.option(
+    "--interleave-wait",
+    type=click.FloatRange(min=0),
+    default=None,
+    metavar="SECONDS",
+    help="With --interleave: the longest the agent's answer waits for the candidate (default 0.5).",
+)
+@click.option(
+    "--outcome-tool",
+    is_flag=True,
+    help="Add a recallbench_record_outcome(success, outcome, note, session_id) tool for agents to "
+    "record their task's outcome (this session's by default); answered by the proxy.",
+)
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @reports_errors
 def proxy(
@@ -150,6 +174,9 @@ def proxy(
     shadow_name: str | None,
     shadow_percent: float,
     shadow_store_dir: Path | None,
+    interleave: bool,
+    interleave_wait: float | None,
+    outcome_tool: bool,
     command: tuple[str, ...],
 ) -> None:
     """Serve an MCP memory server's tools through a logging proxy (MCP over stdio, or
@@ -170,6 +197,10 @@ def proxy(
         raise click.UsageError("--shadow needs --profile: its tools say what to mirror")
     if shadow_store_dir is not None and shadow_name is None:
         raise click.UsageError("--shadow-store-dir is the candidate's folder: it needs --shadow")
+    if interleave and shadow_name is None:
+        raise click.UsageError("--interleave shows both servers' rankings: it needs --shadow")
+    if interleave_wait is not None and not interleave:
+        raise click.UsageError("--interleave-wait is the candidate's wait: it needs --interleave")
     if no_auth and token:
         raise click.UsageError(f"--no-auth and a token (--token or ${TOKEN_ENV}) contradict")
     if token is not None and not token.strip():
@@ -192,6 +223,11 @@ def proxy(
         shadow=_profile(shadow_name) if shadow_name else None,
         shadow_percent=shadow_percent,
         shadow_store_dir=shadow_store_dir,
+        **_served(
+            interleave=interleave,
+            interleave_wait=_default_wait() if interleave_wait is None else interleave_wait,
+            outcome_tool=outcome_tool,
+        ),
     )
     try:
         anyio.run(serve, options)
@@ -200,6 +236,28 @@ def proxy(
         if errors is None:
             raise
         raise _first(errors) from None
+
+
+def _default_wait() -> float:
+    from recallbench.online._shadow import DEFAULT_WAIT
+
+    return DEFAULT_WAIT
+
+
+def _served(**wanted: Any) -> dict[str, Any]:
+    """The options of interleaving and the outcome tool that the serving code takes
+    (``ProxyOptions`` fields); ConfigError for one asked for that it cannot take yet."""
+    from dataclasses import fields
+
+    from recallbench.core import ConfigError
+    from recallbench.online._serve import ProxyOptions
+
+    known = {field.name for field in fields(ProxyOptions)}
+    missing = [name for name, value in wanted.items() if value is True and name not in known]
+    if missing:
+        flags = ", ".join("--" + name.replace("_", "-") for name in missing)
+        raise ConfigError(f"{flags}: not available in this build (the server options lack it)")
+    return {name: value for name, value in wanted.items() if name in known}
 
 
 def _first(group: BaseExceptionGroup[BaseException]) -> BaseException:
