@@ -29,6 +29,8 @@ COMMANDS = {
     "judge": ("recallbench.cli._judge", "judge"),
     "qa": ("recallbench.cli._qa", "qa"),
     "proxy": ("recallbench.cli._proxy", "proxy"),
+    "shadow": ("recallbench.cli._shadow", "shadow"),
+    "flags": ("recallbench.cli._shadow", "flags"),
     "serve": ("recallbench.cli._serve", "serve"),
     "datasets": ("recallbench.cli._datasets", "datasets"),
     "systems": ("recallbench.cli._systems", "systems"),
