@@ -1,5 +1,9 @@
-"""The memory-benchmark leaderboard: builtin systems and real MCP memory servers on
-LoCoMo (turns) and LongMemEval (oracle, turns; S sample, sessions).
+"""The memory-benchmark leaderboards: builtin systems and real MCP memory servers on
+LoCoMo (turns) and LongMemEval (oracle, turns; S sample, sessions), and a second board on
+session-level LongMemEval (oracle and S sample, a session per memory) that adds
+basic-memory, whose notes take ~0.3 s each to write: the turn-level datasets (16,800 notes)
+would take it about 1.5 hours, the session-level ones ~20 minutes with one server emptied
+between units (its profile's [reset]) instead of 528 server starts.
 
     python benchmarks/leaderboard.py                       # data from ../shared/data
     python benchmarks/leaderboard.py --data ~/datasets --out out/leaderboard
@@ -8,7 +12,8 @@ LoCoMo (turns) and LongMemEval (oracle, turns; S sample, sessions).
 longmemeval/longmemeval_s_sample28.json (or the full longmemeval_s file, renamed). The MCP
 servers are installed first (`recallbench systems install`, npm and PyPI). Each system's
 runs and reports go to --out; the leaderboard (with the machine and the exact command) is
-copied to benchmarks/results/leaderboard.md and .json. Run it from the repository root.
+copied to benchmarks/results/leaderboard.md and .json (and leaderboard_sessions.md, .json).
+Run it from the repository root; --board picks one board.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SYSTEMS = ["builtin-lexical", "builtin-dense", "builtin-hybrid", "agentrecall", "server-memory"]
+SESSION_SYSTEMS = [*SYSTEMS, "basic-memory"]
 
 
 def main() -> None:
@@ -31,26 +37,46 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("out/leaderboard"))
     parser.add_argument("--results", type=Path, default=ROOT / "benchmarks" / "results")
     parser.add_argument("--system", action="append", help="system (repeatable)")
+    parser.add_argument("--board", choices=["turns", "sessions"], action="append")
     args = parser.parse_args()
-    systems = args.system or SYSTEMS
-    recallbench = [sys.executable, "-m", "recallbench"]
-    servers = [name for name in systems if not name.startswith("builtin")]
-    for server in servers:
-        subprocess.run([*recallbench, "systems", "install", server], check=True)
     data = args.data
-    datasets = [
-        f"locomo:{data / 'locomo' / 'locomo10.json'}",
-        f"longmemeval-turns:{data / 'longmemeval' / 'longmemeval_oracle.json'}",
-        f"longmemeval:{data / 'longmemeval' / 'longmemeval_s_sample28.json'}",
-    ]
-    command = [*recallbench, "bench", "--out", str(args.out)]
-    command += [part for spec in datasets for part in ("--dataset", spec)]
-    command += [part for name in systems for part in ("--system", name)]
-    subprocess.run(command, check=True)
+    lme = data / "longmemeval"
+    boards = {
+        "turns": (
+            "leaderboard",
+            [
+                f"locomo:{data / 'locomo' / 'locomo10.json'}",
+                f"longmemeval-turns:{lme / 'longmemeval_oracle.json'}",
+                f"longmemeval:{lme / 'longmemeval_s_sample28.json'}",
+            ],
+            args.system or SYSTEMS,
+        ),
+        "sessions": (
+            "leaderboard_sessions",
+            [
+                f"longmemeval:{lme / 'longmemeval_oracle.json'}",
+                f"longmemeval:{lme / 'longmemeval_s_sample28.json'}",
+            ],
+            args.system or SESSION_SYSTEMS,
+        ),
+    }
+    recallbench = [sys.executable, "-m", "recallbench"]
+    chosen = [boards[name] for name in args.board or boards]
+    servers = {
+        name for _, _, systems in chosen for name in systems if not name.startswith("builtin")
+    }
+    for server in sorted(servers):
+        subprocess.run([*recallbench, "systems", "install", server], check=True)
     args.results.mkdir(parents=True, exist_ok=True)
-    for name in ("leaderboard.md", "leaderboard.json"):  # each system's runs stay in --out
-        shutil.copyfile(args.out / name, args.results / name)
-    print(f"copied the leaderboard to {args.results}")
+    for stem, datasets, systems in chosen:
+        out = args.out / stem
+        command = [*recallbench, "bench", "--out", str(out)]
+        command += [part for spec in datasets for part in ("--dataset", spec)]
+        command += [part for name in systems for part in ("--system", name)]
+        subprocess.run(command, check=True)
+        for suffix in (".md", ".json"):  # each system's runs stay in --out
+            shutil.copyfile(out / f"leaderboard{suffix}", args.results / f"{stem}{suffix}")
+        print(f"copied {stem} to {args.results}")
 
 
 if __name__ == "__main__":
