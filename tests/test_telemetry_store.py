@@ -306,7 +306,8 @@ def test_store_prune_command(db_url: str) -> None:
         "  query log                1  (older than 90 days)\n"
         "  feedback events          0  (older than 90 days)\n"
         "  shadow runs              0  (older than 30 days)\n"
-        "kept: golden queries and their feedback, judgments, A/B tests, evaluation results "
+        "kept: golden queries and their feedback, judgments, A/B tests, evaluation results, "
+        "running shadow tests' evidence, shadow decisions, flags, session outcomes "
         "(dry run: nothing removed)\n"
     )
     output = prune("--feedback-days", "30", "--query-log-days", "5")

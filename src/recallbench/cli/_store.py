@@ -69,7 +69,9 @@ def prune(
     """Delete online telemetry older than its retention, in one transaction.
 
     Golden queries (and their feedback events) are kept whatever their age, and so are
-    judgments, A/B test states and evaluation results (the gate's history). Prints the rows
+    judgments, A/B test states and evaluation results (the gate's history); so is whatever
+    a running shadow test reads (searches, feedback and shadow pairs since it started), with
+    shadow tests, their decisions, feature flags and session outcomes. Prints the rows
     removed per table.
     """
     from recallbench.store import open_store
@@ -98,7 +100,8 @@ def prune(
             markup=False,
         )
     console.print(
-        "kept: golden queries and their feedback, judgments, A/B tests, evaluation results"
+        "kept: golden queries and their feedback, judgments, A/B tests, evaluation results, "
+        "running shadow tests' evidence, shadow decisions, flags, session outcomes"
         + (" (dry run: nothing removed)" if dry_run else ""),
         highlight=False,
         markup=False,
