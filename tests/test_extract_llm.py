@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -284,33 +284,34 @@ def test_strict_replay_refuses_a_call_not_in_the_cache(
 # ---------------------------------------------------------------- live
 
 
+@pytest.fixture
+def live_url(tmp_path: Path) -> Iterator[str]:
+    """llama.cpp's server with SmolLM2-135M and the extraction context (make test-llm)."""
+    try:
+        model_path()
+        with llama_server(tmp_path / "server.log", EXTRACT_CONTEXT) as url:
+            yield url
+    except (FileNotFoundError, RuntimeError) as error:
+        pytest.fail(str(error))
+
+
 @pytest.mark.llm
 @pytest.mark.skipif(
     os.environ.get("RECALLBENCH_LLM") != "1", reason="live model tests: run with make test-llm"
 )
-def test_the_live_model_answers_as_the_committed_cache(tmp_path: Path) -> None:
+def test_the_live_model_answers_as_the_committed_cache(live_url: str, tmp_path: Path) -> None:
     """Ask SmolLM2-135M again for the first two meeting documents and the decision cases:
     the same questions (cache keys) and, with the llama.cpp build that recorded them, the
     same answers."""
-    try:
-        model_path()
-        server = llama_server(tmp_path / "server.log", EXTRACT_CONTEXT)
-        url = server.__enter__()
-    except (FileNotFoundError, RuntimeError) as error:
-        pytest.fail(str(error))
-    try:
-        config = tmp_path / "recallbench.toml"
-        config.write_text(extract_toml(url), encoding="utf-8")
-        cache = tmp_path / "live.jsonl"
-        setup = (config, cache)
-        args = ["--ground-truth", "meeting-sample", "--documents", "2", "--extractor", "llm"]
-        common = ["--config", str(config), "--judge-cache", str(cache), "--resamples", "10"]
-        live = CliRunner().invoke(extract, [*args, *common, "--out", str(tmp_path / "a")])
-        assert live.exit_code in (0, 69), live.output
-        decided = _decide(setup, tmp_path / "d")
-        assert decided.exit_code in (0, 69), decided.output
-    finally:
-        server.__exit__(*sys.exc_info())
+    config = tmp_path / "recallbench.toml"
+    config.write_text(extract_toml(live_url), encoding="utf-8")
+    cache = tmp_path / "live.jsonl"
+    args = ["--ground-truth", "meeting-sample", "--documents", "2", "--extractor", "llm"]
+    common = ["--config", str(config), "--judge-cache", str(cache), "--resamples", "10"]
+    live = CliRunner().invoke(extract, [*args, *common, "--out", str(tmp_path / "a")])
+    assert live.exit_code in (0, 69), live.output
+    decided = _decide((config, cache), tmp_path / "d")
+    assert decided.exit_code in (0, 69), decided.output
     asked = {e["cache_key"]: e["response"] for e in _entries(cache)}
     committed = {e["cache_key"]: e["response"] for e in _entries(EXTRACT_CACHE)}
     assert len(asked) == 2 + 22
