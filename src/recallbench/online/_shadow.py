@@ -47,6 +47,7 @@ import copy
 import hashlib
 import json
 import re
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -75,6 +76,9 @@ DEFAULT_K = 10
 """``k`` for a candidate whose template needs it when the agent's search gave none."""
 ERROR_CHARS = 500
 """A side's stored error message is cut to this many characters."""
+IDLE_WAIT = 0.05
+"""Seconds a mirrored job (and the writing of a pair) waits for the agent's calls in flight
+to end, at most: background work goes between the agent's calls when there is a gap."""
 DEFAULT_WAIT = 0.5
 """Seconds the primary's answer waits for the candidate's in interleaving mode, at most."""
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][\w.]*)\}")
@@ -270,6 +274,12 @@ class Shadow:
         self._send, self._receive = anyio.create_memory_object_stream[Job](size)
         self._closed = False
         self._warned: set[str] = set()
+        self._calls = 0
+        self._idle = anyio.Event()
+        self._idle.set()
+        self._idle_thread = threading.Event()
+        """As ``_idle``, for the logging thread (which writes the pairs)."""
+        self._idle_thread.set()
 
     async def check_tools(self) -> None:
         """SystemUnderTestError when the candidate lacks its ingest or search tool."""
@@ -412,12 +422,35 @@ class Shadow:
             return False
         return True
 
+    def calls_started(self) -> None:
+        """The proxy forwards one of the agent's calls (mirroring waits, see :attr:`IDLE_WAIT`)."""
+        self._calls += 1
+        if self._idle.is_set():  # an anyio event cannot be cleared: a new one
+            self._idle = anyio.Event()
+            self._idle_thread.clear()
+
+    def calls_ended(self) -> None:
+        """One of the agent's calls was answered."""
+        self._calls -= 1
+        if self._calls <= 0:
+            self._calls = 0
+            self._idle.set()
+            self._idle_thread.set()
+
     async def run(self) -> None:
-        """Send the queued jobs to the candidate, in order, until :meth:`close`."""
+        """Send the queued jobs to the candidate, in order, until :meth:`close`. Outside
+        interleaving a job waits until no call of the agent is in flight (at most
+        :data:`IDLE_WAIT`), so that the candidate's request and answer are handled between
+        the agent's calls rather than during them."""
         async with self._receive:
             async for job in self._receive:
                 if self._closed:
                     return
+                if not self.interleave and not self._idle.is_set():
+                    with anyio.move_on_after(IDLE_WAIT):
+                        await self._idle.wait()
+                    if self._closed:
+                        return
                 if job.kind == "write":
                     await self._write(job.calls)
                 elif job.pending is not None:
@@ -525,6 +558,8 @@ class Shadow:
             run["jaccard"] = difference.jaccard
             run["top1_changed"] = difference.top1_changed
         assert self.store is not None
+        if not self.interleave:
+            self._idle_thread.wait(IDLE_WAIT)  # the insert between the agent's calls
         self.store.log_shadow_run(run)
 
     def _warn(self, kind: str, message: str) -> None:
