@@ -109,6 +109,7 @@ def test_an_object_with_extract_is_used_whole(tmp_path: Path) -> None:
         ("a_list", "expected an object with events, entities and observations, got list"),
         ("other_id", "the answer is for 'somewhere-else', not for 'kestrel-kickoff'"),
         ("BadCorpus", "duplicate id"),
+        ("ModelCorpus", "documents[1].id: duplicate id"),
     ],
 )
 def test_a_faulty_python_extractor_fails_located_and_writes_nothing(
@@ -199,6 +200,13 @@ def test_mcp_extraction_unavailable_is_bad_input(
     result = _invoke(tmp_path, "--extractor", "mcp:basic-memory")
     assert result.exit_code == 2, result.output
     assert "--extractor mcp:basic-memory: MCP extraction is unavailable" in result.output
+    _nothing_written(tmp_path)
+
+
+def test_an_unknown_mcp_profile_is_bad_input(tmp_path: Path) -> None:
+    result = _invoke(tmp_path, "--extractor", "mcp:no-such-profile")
+    assert result.exit_code == 2, result.output
+    assert "no-such-profile" in result.output
     _nothing_written(tmp_path)
 
 

@@ -338,8 +338,8 @@ class ObjectExtractor:
             answer = self._target.extract(corpus)
         except Exception as error:
             raise _system_failed(f"{self.name}: raised {type(error).__name__}: {error}") from None
-        if isinstance(answer, ExtractionOutput):
-            return answer
+        if isinstance(answer, ExtractionOutput):  # checked again: duplicates, as for a file
+            answer = answer.model_dump(mode="json")
         if not isinstance(answer, dict):
             raise _system_failed(
                 f"{self.name}: extract() returned {type(answer).__name__}, not a "

@@ -72,6 +72,16 @@ class BadCorpus:
         }
 
 
+class ModelCorpus:
+    """extract(documents) answering an ExtractionOutput value with a duplicate id."""
+
+    def extract(self, documents: Iterable[Any]) -> Any:
+        from recallbench.extraction import ExtractedDocument, ExtractionOutput
+
+        twice = (ExtractedDocument(id="x"), ExtractedDocument(id="x"))
+        return ExtractionOutput(system="model", documents=twice)
+
+
 def always_add(case: dict[str, Any]) -> dict[str, Any]:
     return {"action": "ADD", "target": None}
 
