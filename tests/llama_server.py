@@ -213,7 +213,8 @@ def record_extract(cache: Path = EXTRACT_CACHE) -> int:
             ]  # fmt: skip
             codes.append(subprocess.run(command, check=False).returncode)
         command = [*cli("_decisions", "decisions"), *DECISIONS_ARGS, *common]
-        codes.append(subprocess.run([*command, "--out", str(work / "decisions")]).returncode)
+        out = ["--out", str(work / "decisions")]
+        codes.append(subprocess.run([*command, *out], check=False).returncode)
     return max(codes)
 
 
