@@ -77,13 +77,14 @@ $(LLM_MODEL): | $(LLM_HOME)/.installed
 	rm -rf $(LLM_HOME)/download
 
 test-llm: $(VENV)/.installed-dev $(LLM_MODEL)
-	RECALLBENCH_LLM=1 $(BIN)/pytest -m llm --durations=0 tests/test_judge_live.py
+	RECALLBENCH_LLM=1 $(BIN)/pytest -m llm --durations=0 tests/test_judge_live.py tests/test_extract_llm.py
 
 # Ask the live model again for every judgment of the committed example cache, which
 # `make test` replays (tests/test_judge_fill.py). Delete the file first to re-record all.
 record-judge-cache: $(VENV)/.installed-dev $(LLM_MODEL)
 	$(BIN)/python tests/llama_server.py record
 	$(BIN)/python tests/llama_server.py record-qa
+	$(BIN)/python tests/llama_server.py record-extract
 
 clean:
 	rm -rf $(VENV) out .cache .mypy_cache .ruff_cache .pytest_cache .hypothesis

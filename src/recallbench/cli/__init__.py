@@ -19,6 +19,7 @@ COMMANDS = {
     "bench": ("recallbench.cli._bench", "bench"),
     "evaluate": ("recallbench.cli._evaluate", "evaluate"),
     "extract": ("recallbench.cli._extract", "extract"),
+    "decisions": ("recallbench.cli._decisions", "decisions"),
     "compare": ("recallbench.cli._compare", "compare"),
     "power": ("recallbench.cli._power", "power"),
     "history": ("recallbench.cli._history", "history"),
