@@ -124,7 +124,7 @@ def undefined_reasons(truth: ExtractionGroundTruth, scores: ExtractionScores) ->
         elif name in ("category_accuracy", "actor_accuracy") and not matched:
             reasons[name] = "no event matched under this rule"
         elif name in _ENTITY_MEASURES and not any(d.entities for d in truth.documents):
-            reasons[name] = "the ground truth lists no entities"
+            reasons[name] = "the ground truth annotates no entities"
         else:
             reasons[name] = _WHY[name][1]
     return reasons
