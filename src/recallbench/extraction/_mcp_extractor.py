@@ -22,8 +22,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
 from recallbench.core import ConfigError, SystemUnderTestError
 from recallbench.extraction._formats import (
     Expansion,
@@ -119,13 +117,10 @@ class MCPExtractor:
             await system.close()
 
     async def _require_tools(self, system: MCPSystem) -> None:
-        assert system._session is not None  # setup connected or raised
         try:
-            with anyio.fail_after(self.profile.server.call_timeout):
-                listed = await system._session.list_tools()
+            tools = await system.tool_names()
         except Exception as error:  # a server that ended or stalled right after starting
             raise SystemUnderTestError(f"listing its tools: {type(error).__name__}") from None
-        tools = {tool.name for tool in listed.tools}
         for tool in (self.spec.tool, self.spec.read.tool):
             if tool not in tools:
                 raise SystemUnderTestError(f"the server has no tool {tool!r}")
@@ -175,7 +170,7 @@ async def _call(system: MCPSystem, tool: str, arguments: dict[str, Any]) -> Any:
     """A tool call through the search adapter (timeouts, error answers, a server that
     wrote garbage); any other failure of the connection is the system's failure too."""
     try:
-        return await system._call(tool, arguments)
+        return await system.call_tool(tool, arguments)
     except SystemUnderTestError:
         raise
     except Exception as error:  # the SDK's error for a connection that ended, ...

@@ -281,6 +281,19 @@ class MCPSystem:
             arguments = {ingest.batch_field: chunk} if ingest.batch_field else chunk[0]
             await self._call(ingest.tool, arguments)
 
+    async def call_tool(self, tool: str, arguments: dict[str, Any]) -> Any:
+        """Call a tool of the running server with the adapter's timeout and failure
+        handling (for a tool beyond search and ingest: reading back what was extracted)."""
+        return await self._call(tool, arguments)
+
+    async def tool_names(self) -> set[str]:
+        """The tools the running server lists now."""
+        if self._session is None:
+            raise SystemUnderTestError(f"{self.name}: not running")
+        with anyio.fail_after(self.call_timeout):
+            listed = await self._session.list_tools()
+        return {tool.name for tool in listed.tools}
+
     async def _call(self, tool: str, arguments: dict[str, Any]) -> Any:
         if self._session is None:
             raise SystemUnderTestError(f"{self.name}: not running")
