@@ -1,0 +1,251 @@
+"""What shadow mode adds to the agent's search latency: server-memory searched directly,
+through `recallbench proxy`, through `recallbench proxy --shadow server-memory
+--shadow-percent 100` (every search mirrored after the answer), and with interleaving
+(every search asked of both servers, the answer team-draft interleaved), side by side.
+
+The candidate is server-memory too, its store prepared with the same entities in reverse
+order, so that its rankings differ from the primary's and every interleaved answer is
+rewritten (the costly path). The agent's client, the calls and the timing are those of
+benchmarks/proxy_overhead.py (``session_calls``): one MCP client fills the server with
+--entities entities, then makes --calls search_nodes calls back to back, each timed alone;
+the sides take turns in --rounds rounds so that load from other jobs falls on all alike.
+
+Interleaving is served by this script's ``--serve-interleaved FOLDER`` mode, which builds
+the proxy as ``recallbench proxy`` does (:class:`Proxy`, :class:`Shadow` with
+``interleave=True``, the stdio serving of ``recallbench.online._serve``) because the CLI's
+``--interleave`` flag needs ``ProxyOptions`` to carry it (not wired yet).
+
+Prints p50 / p90 / p99 per side (all rounds pooled), the added medians paired by round
+(the median over rounds of the difference of the two sides' medians in that round: robust
+to load from other jobs that drifts between rounds), checks the target (shadowing adds at
+most 1 ms to the plain proxy's median; exit status 1 otherwise) and writes
+benchmarks/results/shadow_overhead.md with the machine. --profile FILE runs the shadowed
+proxy under cProfile in the last round (where its time goes; not timed).
+
+    python benchmarks/shadow_overhead.py
+    python benchmarks/shadow_overhead.py --calls 300 --rounds 12 --profile /tmp/shadow.prof
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from proxy_overhead import CPU, percentiles, session_calls
+
+TARGET_MS = 1.0
+"""Most that shadowing may add to the plain proxy's median (issue 20)."""
+RESULTS = Path(__file__).parent / "results" / "shadow_overhead.md"
+
+
+def candidate_store(folder: Path, entities: int) -> Path:
+    """The candidate's data folder holding the benchmark's entities in reverse order (its
+    mirrored writes then add nothing: server-memory skips names it has)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = [
+        json.dumps(
+            {
+                "type": "entity",
+                "name": f"m{i}",
+                "entityType": "memory",
+                "observations": [f"note {i}: {i % 40}"],
+            }
+        )
+        for i in reversed(range(entities))
+    ]
+    (folder / "memory.jsonl").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def commands(
+    folder: Path, side_round: int, entities: int, profile_out: Path | None
+) -> dict[str, list[str]]:
+    from recallbench.systems._install import install_folder
+    from recallbench.systems._profile import load_profile, shipped_profiles
+
+    profile = load_profile(shipped_profiles()["server-memory"])
+    script = install_folder(profile) / "node_modules/@modelcontextprotocol/server-memory/dist"
+    url = f"sqlite:///{folder / 'telemetry.db'}"
+    proxy = [sys.executable, "-m", "recallbench", "proxy", "--profile", "server-memory"]
+    tag = f"{side_round}"
+    shadow_runner = [sys.executable]
+    if profile_out is not None:
+        shadow_runner += ["-m", "cProfile", "-o", str(profile_out)]
+    return {
+        "direct": ["node", str(script / "index.js")],
+        "proxy": [*proxy, "--store-dir", str(folder / f"p{tag}"), "--store", url],
+        "shadow": [
+            *shadow_runner,
+            *proxy[1:],
+            "--store-dir",
+            str(folder / f"s{tag}"),
+            "--store",
+            url,
+            "--shadow",
+            "server-memory",
+            "--shadow-percent",
+            "100",
+            "--shadow-store-dir",
+            str(candidate_store(folder / f"sc{tag}", entities)),
+        ],
+        "interleave": [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--serve-interleaved",
+            str(folder / f"i{tag}"),
+            "--entities",
+            str(entities),
+        ],
+    }
+
+
+async def serve_interleaved(folder: Path, entities: int) -> None:
+    """``recallbench proxy --profile server-memory --shadow server-memory --shadow-percent
+    100 --interleave`` over stdio, built from the same parts as the CLI."""
+    from contextlib import AsyncExitStack
+
+    import anyio
+
+    from recallbench.online._proxy import Proxy, Watch
+    from recallbench.online._serve import _serve_stdio
+    from recallbench.online._shadow import Shadow
+    from recallbench.online._upstream import Upstream, profile_launch
+    from recallbench.store import open_store
+    from recallbench.systems._profile import load_profile, shipped_profiles
+    from recallbench.telemetry import TelemetryLogger
+
+    profile = load_profile(shipped_profiles()["server-memory"])
+    url = f"sqlite:///{folder / 'telemetry.db'}"
+    (folder / "primary").mkdir(parents=True, exist_ok=True)
+    candidate_dir = candidate_store(folder / "candidate", entities)
+    async with AsyncExitStack() as stack:
+        upstream = await Upstream.connect(profile_launch(profile, folder / "primary"), stack)
+        candidate = await Upstream.connect(profile_launch(profile, candidate_dir), stack)
+        shadow = Shadow(candidate, profile, profile, 100, open_store(url), interleave=True)
+        proxy = Proxy(
+            upstream, Watch.of(profile, profile.name), TelemetryLogger(url), shadow=shadow
+        )
+        try:
+            server = proxy.server()
+            async with anyio.create_task_group() as group:
+                group.start_soon(shadow.run)
+                await _serve_stdio(server, proxy, upstream)
+                group.cancel_scope.cancel()
+        finally:
+            proxy.finish()
+
+
+def machine() -> dict[str, object]:
+    model = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "cpu": model,
+        "cores": os.cpu_count(),
+        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+        "python": platform.python_version(),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--calls", type=int, default=150, help="timed calls per round and side")
+    parser.add_argument("--rounds", type=int, default=8)
+    parser.add_argument("--entities", type=int, default=200)
+    parser.add_argument("--profile", type=Path, help="cProfile the shadowed proxy (last round)")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--serve-interleaved", type=Path, metavar="FOLDER", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.serve_interleaved is not None:
+        import anyio
+
+        anyio.run(serve_interleaved, args.serve_interleaved, args.entities)
+        return 0
+    host = machine()
+    samples: dict[str, list[float]] = {}
+    rounds: dict[str, list[float]] = {}
+    """Side -> its median in each round (the sides take turns within a round)."""
+    with tempfile.TemporaryDirectory(prefix="recallbench-shadow-bench-") as name:
+        folder = Path(name)
+        for round_ in range(args.rounds):
+            profile_out = args.profile if args.profile and round_ == args.rounds - 1 else None
+            for side, command in commands(folder, round_, args.entities, profile_out).items():
+                env = {**os.environ, "MEMORY_FILE_PATH": str(folder / f"{side}-{round_}.jsonl")}
+                calls = session_calls(command, env, args.entities, args.calls, side)
+                timings = asyncio.run(calls)
+                samples.setdefault(side, []).extend(timings)
+                rounds.setdefault(side, []).append(statistics.median(timings))
+    shown = {side: percentiles(values) for side, values in samples.items()}
+    header = (
+        f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, Python "
+        f"{platform.python_version()}; server-memory over stdio (candidate: server-memory, "
+        f"same entities in reverse order), {args.entities} entities, "
+        f"{args.rounds} x {args.calls} search_nodes calls per side"
+    )
+    lines = ["| side | p50 ms | p90 ms | p99 ms | CPU ms per call behind the client |",
+             "|---|---|---|---|---|"]  # fmt: skip
+    for side, values in shown.items():
+        cpu = sorted(CPU.get(side, [float("nan")]))[len(CPU.get(side, [0])) // 2]
+        lines.append(
+            f"| {side} | {values['p50']:.3f} | {values['p90']:.3f} | {values['p99']:.3f} | "
+            f"{cpu:.3f} |"
+        )
+    # added medians paired by round: load from other jobs drifts between rounds far more
+    # than within one, so each round's difference is taken, then their median
+    added = {
+        side: statistics.median(
+            mine - base for mine, base in zip(rounds[side], rounds[against], strict=True)
+        )
+        for side, against in (("proxy", "direct"), ("shadow", "proxy"), ("interleave", "proxy"))
+    }
+    lines += [
+        "",
+        "Added to the median, paired by round (median over rounds of the difference of the "
+        f"rounds' medians): proxy over direct {added['proxy']:.3f} ms; --shadow (100%) over "
+        f"the proxy {added['shadow']:.3f} ms; interleaving over the proxy "
+        f"{added['interleave']:.3f} ms (it waits for the candidate and rewrites the answer).",
+        "Per-round medians (ms): "
+        + "; ".join(
+            f"{side} " + " ".join(f"{value:.2f}" for value in values)
+            for side, values in rounds.items()
+        ),
+    ]
+    passed = added["shadow"] <= TARGET_MS
+    lines.append(
+        f"{'PASS' if passed else 'FAIL'}  --shadow adds <= {TARGET_MS:g} ms to the proxy's median"
+    )
+    text = "\n".join(lines)
+    print(header)
+    print(text)
+    if not args.no_write:
+        command = "python benchmarks/shadow_overhead.py " + " ".join(argv or sys.argv[1:])
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(
+            f"# shadow mode: the agent's search latency\n\n`{command.strip()}`\n\n"
+            f"Machine: `{json.dumps(host)}`\n\n{header}\n\n{text}\n"
+        )
+        print(f"written: {args.out}")
+    if args.profile:
+        print(f"the shadowed proxy's profile (last round): {args.profile}")
+    return 0 if passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
