@@ -3,6 +3,7 @@ observations, graph connections) against ground truth, under each matching rule.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,7 +25,13 @@ from recallbench.core import ConfigError, RecallbenchError
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from recallbench.extraction import ExtractionGroundTruth, ExtractionOutput, GraphCase
+    from recallbench.extraction import (
+        ExtractionGroundTruth,
+        ExtractionOutput,
+        GraphCase,
+        MatchRule,
+    )
+    from recallbench.extraction._extractors import Extractor
     from recallbench.extraction._report import ExtractionReport
 
 LOCOMO_PREFIX = "locomo-events:"
@@ -43,6 +50,50 @@ class ExtractionUnreliableError(RecallbenchError):
     exit_code = EXIT_SERVICE_FAILED
 
 
+conversation_option = click.option(
+    "--conversation",
+    "conversations",
+    multiple=True,
+    metavar="ID",
+    help="With locomo-events: keep only this conversation (repeatable; e.g. conv-30).",
+)
+documents_option = click.option(
+    "--documents",
+    "limit",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Score the first N documents of the ground truth only (graph cases that name "
+    "another document are left out).",
+)
+timeout_option = click.option(
+    "--timeout",
+    metavar="SECONDS",
+    type=click.FloatRange(min=0, min_open=True),
+    default=60.0,
+    show_default=True,
+    help="Seconds a command: extractor may take for one document.",
+)
+rule_option = click.option(
+    "--rule",
+    "rule_texts",
+    multiple=True,
+    metavar="RULE",
+    help="Matching rule (repeatable; one table each). Default: " + ", ".join(DEFAULT_RULES) + ".",
+)
+resamples_option = click.option(
+    "--resamples",
+    type=click.IntRange(min=10),
+    default=1000,
+    show_default=True,
+    help="Bootstrap resamples of the documents for the intervals.",
+)
+seed_option = click.option(
+    "--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap."
+)
+"""The scoring options ``extract`` and ``bench --extraction`` share (the same names,
+defaults and checks, so one extractor scores the same under both)."""
+
+
 @click.command(
     epilog=f"""\b
 Examples:
@@ -50,6 +101,7 @@ Examples:
   recallbench extract --ground-truth locomo-events:data/locomo10.json --rule jaccard>=0.6
   recallbench extract --ground-truth gold.json --output extracted.json --rule exact
   recallbench extract --ground-truth meeting-sample
+  recallbench extract --dataset meeting-sample --extractor baseline
   recallbench extract --ground-truth gold.json --save-output out/baseline.json --out out/
   recallbench extract --ground-truth meeting-sample --extractor llm --config recallbench.toml
   recallbench extract --ground-truth meeting-sample --extractor llm \\
@@ -58,14 +110,13 @@ Examples:
   recallbench extract --ground-truth meeting-sample --extractor "command:./extract.sh"
 
 \b
-Ground truth: a recallbench.extraction/v1 file, {LOCOMO_PREFIX}PATH (LoCoMo's
-locomo10.json or its folder: sessions as documents, their annotated events and
-observations), or a bundled corpus by name (meeting-sample). Output: an extractor
-(baseline, the default: built-in and deterministic; llm; python:MODULE:NAME;
-command:CMD; mcp:PROFILE), or a recallbench.extraction-output/v1 file (--output:
-replays a --save-output). Rules:
-exact (after normalisation), jaccard>=T, containment>=T, fuzzy>=T (0-100), embedding>=T
-(the built-in dense model).
+Ground truth (--ground-truth, or its other name --dataset): a recallbench.extraction/v1
+file, {LOCOMO_PREFIX}PATH (LoCoMo's locomo10.json or its folder: sessions as documents,
+their annotated events and observations), or a bundled corpus by name (meeting-sample).
+Output: an extractor (baseline, the default: built-in and deterministic; llm;
+python:MODULE:NAME; command:CMD; mcp:PROFILE), or a recallbench.extraction-output/v1
+file (--output: replays a --save-output). Rules: exact (after normalisation),
+jaccard>=T, containment>=T, fuzzy>=T (0-100), embedding>=T (the built-in dense model).
 
 \b
 python:NAME is called with each document as a dict (id, text, title, metadata) and
@@ -82,61 +133,30 @@ Exit codes: 0 scored; 2 bad input or usage, or --strict and a call not in the ca
 )
 @click.option(
     "--ground-truth",
+    "--dataset",
     "truth_spec",
     required=True,
     metavar="FILE|locomo-events:PATH|NAME",
     help="Extraction ground truth: a recallbench.extraction/v1 file, locomo-events:PATH, "
-    "or a bundled corpus (meeting-sample).",
+    "or a bundled corpus (meeting-sample). --dataset is another name for it.",
 )
-@click.option(
-    "--conversation",
-    "conversations",
-    multiple=True,
-    metavar="ID",
-    help="With locomo-events: keep only this conversation (repeatable; e.g. conv-30).",
-)
+@conversation_option
 @click.option(
     "--extractor",
     metavar="SPEC",
     help=f"Extract with {EXTRACTORS} (default: baseline, unless --output is given).",
 )
-@click.option(
-    "--documents",
-    "limit",
-    type=click.IntRange(min=1),
-    metavar="N",
-    help="Score the first N documents of the ground truth only (graph cases that name "
-    "another document are left out).",
-)
-@click.option(
-    "--timeout",
-    metavar="SECONDS",
-    type=click.FloatRange(min=0, min_open=True),
-    default=60.0,
-    show_default=True,
-    help="Seconds a command: extractor may take for one document.",
-)
+@documents_option
+@timeout_option
 @click.option(
     "--output",
     "output_path",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Score this recallbench.extraction-output/v1 file instead of extracting.",
 )
-@click.option(
-    "--rule",
-    "rule_texts",
-    multiple=True,
-    metavar="RULE",
-    help="Matching rule (repeatable; one table each). Default: " + ", ".join(DEFAULT_RULES) + ".",
-)
-@click.option(
-    "--resamples",
-    type=click.IntRange(min=10),
-    default=1000,
-    show_default=True,
-    help="Bootstrap resamples of the documents for the intervals.",
-)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@rule_option
+@resamples_option
+@seed_option
 @click.option(
     "--save-output",
     "save_path",
@@ -169,48 +189,77 @@ def extract(
 ) -> None:
     """Score a system's extraction (events, entities, observations, connections) against
     ground truth: precision, recall and F1 with 95% bootstrap intervals, per matching rule."""
-    from recallbench.extraction import MatchRule, score_extraction
-    from recallbench.extraction._report import build_report, render_markdown
-
     if extractor is not None and output_path is not None:
         raise ConfigError("--extractor and --output exclude each other: extract, or score a file")
-    rules = [MatchRule.parse(text) for text in rule_texts or DEFAULT_RULES]
-    labels = [rule.label for rule in rules]
-    if len(set(labels)) < len(labels):
-        raise ConfigError(f"--rule: a rule is given twice ({', '.join(labels)})")
+    rules = parse_rules(rule_texts)
     spec = extractor or "baseline"
     if spec != "llm" and (cache_spec is not None or strict):
         raise ConfigError("--judge-cache and --strict apply to --extractor llm only")
     writable_folder(out_dir, "--out")
     if save_path is not None:
         writable_folder(save_path.parent, "--save-output")
-    truth = _ground_truth(truth_spec, conversations)
+    truth = load_truth(truth_spec, conversations)
     if limit is not None:
         truth = first_documents(truth, limit)
     console = make_console(quiet)
     if output_path is not None:
         output = _output(output_path)
     else:
-        options = _LLMOptions(config_path, cache_spec, strict, store_url)
-        output = _extracted(truth, spec, timeout, options, console)
-    results = [
-        score_extraction(truth, output, rule, resamples=resamples, seed=seed) for rule in rules
-    ]
-    report = build_report(truth, output, results)
-    note = extractor_note(output)
-    files = {
-        out_dir / "extraction.json": report.model_dump_json(indent=2) + "\n",
-        out_dir / "extraction.md": _with_note(render_markdown(report), note),
-    }
+        options = LLMOptions(config_path, cache_spec, strict, store_url)
+        output = extracted(truth, spec, options, console, timeout=timeout)
+    report = scored_report(truth, output, rules, resamples, seed)
+    files = report_files(report, output, out_dir)
     if save_path is not None:
         files[save_path] = output.model_dump_json(indent=2) + "\n"
     _render(report, console)
+    note = extractor_note(output)
     if note is not None:
         console.print(note, highlight=False, markup=False)
-    _write(files, out_dir)
+    write_files(files, out_dir)
     console.print("wrote " + ", ".join(str(path) for path in files), highlight=False)
     if output_path is None:
         _fail_if_unreliable(output, out_dir)
+
+
+def parse_rules(rule_texts: Sequence[str]) -> list[MatchRule]:
+    """The --rule values as rules (DEFAULT_RULES when none), refusing one given twice."""
+    from recallbench.extraction import MatchRule
+
+    rules = [MatchRule.parse(text) for text in rule_texts or DEFAULT_RULES]
+    labels = [rule.label for rule in rules]
+    if len(set(labels)) < len(labels):
+        raise ConfigError(f"--rule: a rule is given twice ({', '.join(labels)})")
+    return rules
+
+
+def scored_report(
+    truth: ExtractionGroundTruth,
+    output: ExtractionOutput,
+    rules: Sequence[MatchRule],
+    resamples: int,
+    seed: int,
+) -> ExtractionReport:
+    """``output`` scored against ``truth`` under every rule, as one report."""
+    from recallbench.extraction import score_extraction
+    from recallbench.extraction._report import build_report
+
+    results = [
+        score_extraction(truth, output, rule, resamples=resamples, seed=seed) for rule in rules
+    ]
+    return build_report(truth, output, results)
+
+
+def report_files(
+    report: ExtractionReport, output: ExtractionOutput, folder: Path
+) -> dict[Path, str]:
+    """extraction.json and extraction.md of ``report`` in ``folder`` (the Markdown names an
+    LLM extractor's model and failures), as path -> text, for :func:`write_files`."""
+    from recallbench.extraction._report import render_markdown
+
+    return {
+        folder / "extraction.json": report.model_dump_json(indent=2) + "\n",
+        folder / "extraction.md": _with_note(render_markdown(report), extractor_note(output)),
+    }
 
 
 def _with_note(markdown: str, note: str | None) -> str:
@@ -231,7 +280,7 @@ def _fail_if_unreliable(output: ExtractionOutput, out_dir: Path) -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class _LLMOptions:
+class LLMOptions:
     """Where --extractor llm finds its model and cache."""
 
     config_path: Path | None
@@ -240,15 +289,33 @@ class _LLMOptions:
     store_url: str | None
 
 
-def _extracted(
-    truth: ExtractionGroundTruth, spec: str, timeout: float, llm: _LLMOptions, console: Console
+def check_llm(options: LLMOptions) -> None:
+    """A ConfigError (exit 2) when the configuration has no [judge] table: checked before
+    any extractor runs, so that a bench does not run the others in vain."""
+    from recallbench.gates import load_config
+    from recallbench.judges._setup import require_judge
+
+    loaded = load_config(options.config_path)
+    require_judge(loaded.config.judge, loaded.path)
+
+
+def extracted(
+    truth: ExtractionGroundTruth,
+    spec: str,
+    llm: LLMOptions,
+    console: Console,
+    *,
+    timeout: float = 60.0,
+    extractor: Extractor | None = None,
 ) -> ExtractionOutput:
     """``spec``'s extraction of the ground truth's documents (an LLM's through the judge
-    cache, opened and saved here)."""
+    cache, opened and saved here). ``extractor``: ``spec`` already resolved (a bench
+    resolves every spec before running any)."""
     from recallbench.extraction._extractors import resolve_extractor
 
     if spec != "llm":
-        return resolve_extractor(spec, timeout=timeout).extract(truth.documents)
+        made = extractor or resolve_extractor(spec, timeout=timeout)
+        return made.extract(truth.documents)
     from recallbench.cli._judge import progress_bar
     from recallbench.extraction._llm import LLMExtractor
     from recallbench.gates import load_config
@@ -306,13 +373,18 @@ def extractor_note(output: ExtractionOutput) -> str | None:
     return note
 
 
-def _ground_truth(spec: str, conversations: tuple[str, ...]) -> ExtractionGroundTruth:
+def load_truth(
+    spec: str, conversations: Sequence[str] = (), option: str = "--ground-truth"
+) -> ExtractionGroundTruth:
+    """The ground truth ``spec`` names (errors name ``option``): a
+    recallbench.extraction/v1 file, locomo-events:PATH (``conversations`` only), or a
+    bundled corpus by name."""
     from recallbench.extraction import load_ground_truth, load_locomo_extraction
 
     if spec.startswith(LOCOMO_PREFIX):
         path = Path(spec.removeprefix(LOCOMO_PREFIX))
         if not path.exists():
-            raise ConfigError(f"--ground-truth {spec}: {path}: no such file or folder")
+            raise ConfigError(f"{option} {spec}: {path}: no such file or folder")
         return load_locomo_extraction(path, list(conversations) or None)
     if conversations:
         raise ConfigError(f"--conversation applies to {LOCOMO_PREFIX}PATH only")
@@ -321,7 +393,7 @@ def _ground_truth(spec: str, conversations: tuple[str, ...]) -> ExtractionGround
     prefix, colon, _ = spec.partition(":")
     if colon and prefix.isidentifier() and not Path(spec).exists():
         raise ConfigError(
-            f"--ground-truth {spec}: unknown format {prefix!r} "
+            f"{option} {spec}: unknown format {prefix!r} "
             f"(use a recallbench.extraction/v1 file or {LOCOMO_PREFIX}PATH)"
         )
     return load_ground_truth(Path(spec))
@@ -333,7 +405,9 @@ def _output(path: Path) -> ExtractionOutput:
     return load_output(path)
 
 
-def _write(files: dict[Path, str], out_dir: Path) -> None:
+def write_files(files: dict[Path, str], out_dir: Path) -> None:
+    """Every file or none (their folders made first); a ConfigError naming --out when the
+    disk refuses."""
     from recallbench.core._files import atomic_write_texts
 
     try:
