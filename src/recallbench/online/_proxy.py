@@ -383,8 +383,8 @@ class Proxy:
         """``tools/call``, with the shadow told while the agent's call is in flight (its
         background work goes between the agent's calls)."""
         shadow = self.shadow
-        if shadow is None:
-            return await self._call_tool(ctx, params)
+        if shadow is None or params.name in (VALIDATE_TOOL, OUTCOME_TOOL):
+            return await self._call_tool(ctx, params)  # the proxy's own: nothing forwarded
         shadow.calls_started()
         try:
             return await self._call_tool(ctx, params)

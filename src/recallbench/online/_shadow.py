@@ -47,7 +47,6 @@ import copy
 import hashlib
 import json
 import re
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -77,8 +76,8 @@ DEFAULT_K = 10
 ERROR_CHARS = 500
 """A side's stored error message is cut to this many characters."""
 IDLE_WAIT = 0.05
-"""Seconds a mirrored job (and the writing of a pair) waits for the agent's calls in flight
-to end, at most: background work goes between the agent's calls when there is a gap."""
+"""Seconds a mirrored job waits for the agent's calls in flight to end, at most: the
+candidate's request goes between the agent's calls when there is a gap."""
 DEFAULT_WAIT = 0.5
 """Seconds the primary's answer waits for the candidate's in interleaving mode, at most."""
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][\w.]*)\}")
@@ -277,9 +276,7 @@ class Shadow:
         self._calls = 0
         self._idle = anyio.Event()
         self._idle.set()
-        self._idle_thread = threading.Event()
-        """As ``_idle``, for the logging thread (which writes the pairs)."""
-        self._idle_thread.set()
+        """Set while none of the agent's calls is in flight."""
 
     async def check_tools(self) -> None:
         """SystemUnderTestError when the candidate lacks its ingest or search tool."""
@@ -427,7 +424,6 @@ class Shadow:
         self._calls += 1
         if self._idle.is_set():  # an anyio event cannot be cleared: a new one
             self._idle = anyio.Event()
-            self._idle_thread.clear()
 
     def calls_ended(self) -> None:
         """One of the agent's calls was answered."""
@@ -435,7 +431,6 @@ class Shadow:
         if self._calls <= 0:
             self._calls = 0
             self._idle.set()
-            self._idle_thread.set()
 
     async def run(self) -> None:
         """Send the queued jobs to the candidate, in order, until :meth:`close`. Outside
@@ -558,8 +553,6 @@ class Shadow:
             run["jaccard"] = difference.jaccard
             run["top1_changed"] = difference.top1_changed
         assert self.store is not None
-        if not self.interleave:
-            self._idle_thread.wait(IDLE_WAIT)  # the insert between the agent's calls
         self.store.log_shadow_run(run)
 
     def _warn(self, kind: str, message: str) -> None:
