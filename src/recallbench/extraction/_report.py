@@ -220,3 +220,17 @@ def render_markdown(report: ExtractionReport) -> str:
         lines += [f"- {c.get('subject')}: {c.get('action')}, {c.get('reason')}" for c in changes]
         lines.append("")
     return "\n".join(lines)
+
+
+def ground_truth_info(truth: ExtractionGroundTruth) -> GroundTruthInfo:
+    """Which ground truth a report scores (its name, version, hash and size), for a
+    leaderboard row that has no report (every extractor failed on it)."""
+    loader = truth.metadata.get("loader")
+    return GroundTruthInfo(
+        name=truth.name,
+        version=truth.version,
+        sha256=_sha256(truth),
+        documents=len(truth.documents),
+        graph_cases=len(truth.graph),
+        loader=loader if isinstance(loader, dict) else None,
+    )
