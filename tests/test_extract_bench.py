@@ -1,0 +1,302 @@
+"""`recallbench bench --extraction`: every extractor on every ground truth, the same numbers
+as `recallbench extract`, a failing extractor as a failed row, paired ranks, and bad options
+refused (exit 2) with nothing written. `extract --dataset` as another name of
+--ground-truth."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from recallbench.cli._bench import bench
+from recallbench.cli._extract import extract
+from recallbench.extraction import GROUND_TRUTH_FORMAT
+from recallbench.report._leaderboard import safe_name
+
+SYSTEMS = Path(__file__).parent / "data" / "extract" / "systems.py"
+FIRST_LINE = f"python:{SYSTEMS}:first_line"
+RAISES = f"python:{SYSTEMS}:raises"
+SCORING = ("--rule", "exact", "--rule", "jaccard>=0.5", "--resamples", "200", "--seed", "3")
+HEADLINE = (
+    "event_f1",
+    "entity_f1",
+    "dedup_bcubed_f1",
+    "observation_coverage",
+    "connection_recall",
+    "connection_fpr",
+)
+
+
+def _gold(name: str = "tiny-gold") -> dict[str, Any]:
+    """Four documents whose one expected event is the first line but in the last one."""
+    texts = [
+        ("Alice approved the budget.\nBob will send the report.", "Alice approved the budget"),
+        ("Carol booked the venue.\nDan likes tea.", "Carol booked the venue"),
+        ("Erin moved the launch to May.\nFrank agreed.", "Erin moved the launch to May"),
+        ("The weather was grey.\nGina will hire two engineers.", "Gina will hire two engineers"),
+    ]
+    return {
+        "format": GROUND_TRUTH_FORMAT,
+        "name": name,
+        "documents": [
+            {
+                "id": f"d{index}",
+                "text": text,
+                "events": [{"description": event, "category": "Decision"}],
+                "entities": [
+                    {"name": event.split()[0], "type": "PERSON", "mentions": [event.split()[0]]}
+                ],
+                "observations": [{"text": event}],
+            }
+            for index, (text, event) in enumerate(texts)
+        ],
+    }
+
+
+def _invoke(command: Any, *args: str | Path) -> Result:
+    return CliRunner().invoke(command, [str(arg) for arg in args])
+
+
+@pytest.fixture(scope="module")
+def benched(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Result]:
+    """One bench of three extractors (one failing) on the bundled and a small ground truth."""
+    root = tmp_path_factory.mktemp("extract-bench")
+    gold = root / "tiny.json"
+    gold.write_text(json.dumps(_gold()), encoding="utf-8")
+    out = root / "out"
+    result = _invoke(
+        bench,
+        "--extraction",
+        "meeting-sample",
+        "--extraction",
+        gold,
+        "--extractor",
+        "baseline",
+        "--extractor",
+        FIRST_LINE,
+        "--extractor",
+        RAISES,
+        *SCORING,
+        "--out",
+        out,
+    )
+    return out, gold, result
+
+
+def _board(out: Path, name: str) -> dict[str, Any]:
+    document = json.loads((out / "extraction-leaderboard.json").read_text())
+    (board,) = [b for b in document["ground_truths"] if b["ground_truth"]["name"] == name]
+    return dict(board)
+
+
+def _row(board: dict[str, Any], extractor: str) -> dict[str, Any]:
+    (row,) = [e for e in board["extractors"] if e["extractor"] == extractor]
+    return dict(row)
+
+
+def _aggregates(report: dict[str, Any], rule: str) -> dict[str, dict[str, Any]]:
+    (result,) = [r for r in report["results"] if r["rule"] == rule]
+    return {a["measure"]: a for a in result["aggregates"]}
+
+
+def _cell(aggregate: dict[str, Any]) -> str:
+    if aggregate["macro"] is None:
+        return "–"
+    low, high = aggregate["macro_interval"]
+    return f"{aggregate['macro']:.3f} [{low:.3f}, {high:.3f}]"
+
+
+def test_every_extractor_on_every_ground_truth_writes_its_files(
+    benched: tuple[Path, Path, Result],
+) -> None:
+    out, _, result = benched
+    assert result.exit_code == 0, result.output
+    folders = sorted(["baseline", safe_name(FIRST_LINE)])  # none for the failed extractor
+    for truth in ("meeting-sample", "tiny-gold"):
+        assert sorted(p.name for p in (out / truth).iterdir()) == folders
+        for folder in folders:
+            found = sorted(p.name for p in (out / truth / folder).iterdir())
+            assert found == ["extraction.json", "extraction.md", "output.json"]
+    assert (out / "extraction-leaderboard.md").is_file()
+    assert "extraction on tiny-gold (4 documents), rule exact" in result.output
+
+
+@pytest.mark.parametrize(
+    ("truth", "extractor", "option"),
+    [("meeting-sample", "baseline", "--ground-truth"), ("tiny-gold", FIRST_LINE, "--dataset")],
+)
+def test_the_leaderboard_gives_what_extract_gives(
+    benched: tuple[Path, Path, Result], tmp_path: Path, truth: str, extractor: str, option: str
+) -> None:
+    out, gold, _ = benched
+    spec = "meeting-sample" if truth == "meeting-sample" else str(gold)
+    alone = tmp_path / "alone"
+    result = _invoke(extract, option, spec, "--extractor", extractor, *SCORING, "--out", alone)
+    assert result.exit_code == 0, result.output
+    report = json.loads((alone / "extraction.json").read_text())
+    row = _row(_board(out, truth), extractor)
+    benched_report = json.loads((out / row["report"]).read_text())
+    assert benched_report["results"] == report["results"]
+    assert benched_report["ground_truth"] == report["ground_truth"]
+    markdown = (out / "extraction-leaderboard.md").read_text()
+    for rule in ("exact", "jaccard>=0.5"):
+        aggregates = _aggregates(report, rule)
+        for measure in HEADLINE:
+            expected = aggregates[measure]
+            got = row["results"][rule][measure]
+            assert got["macro"] == expected["macro"]
+            assert got["n"] == expected["units"]
+            assert got["interval"] == (
+                list(expected["macro_interval"]) if expected["macro_interval"] else None
+            )
+            assert got["undefined"] == report["undefined"][rule].get(measure)
+        cells = " | ".join(_cell(aggregates[m]) for m in HEADLINE)
+        assert f"| `{extractor}` | {cells} | ok |" in markdown
+    # the saved output replays to the same scores
+    replay = tmp_path / "replay"
+    result = _invoke(
+        extract, option, spec, "--output", out / row["output"], *SCORING, "--out", replay
+    )
+    assert result.exit_code == 0, result.output
+    replayed = json.loads((replay / "extraction.json").read_text())
+    assert replayed["results"] == report["results"]
+
+
+def test_a_failing_extractor_is_a_failed_row_and_the_others_run(
+    benched: tuple[Path, Path, Result],
+) -> None:
+    out, _, _ = benched
+    markdown = (out / "extraction-leaderboard.md").read_text()
+    for truth in ("meeting-sample", "tiny-gold"):
+        board = _board(out, truth)
+        assert [e["extractor"] for e in board["extractors"]][-1] == RAISES
+        failed = _row(board, RAISES)
+        assert failed["status"] == "failed"
+        assert "raised ValueError: cannot read" in failed["error"]
+        assert failed["rank"] is None and failed["report"] is None and failed["results"] == {}
+        assert [_row(board, s)["status"] for s in ("baseline", FIRST_LINE)] == ["ok", "ok"]
+    dashes = " | ".join(["–"] * len(HEADLINE))
+    assert f"| – | `{RAISES}` | {dashes} | failed |" in markdown
+    assert f"- **failed** `{RAISES}`: {RAISES}: document 'd0': raised ValueError" in markdown
+
+
+def test_pairs_and_ranks_on_the_first_rule(benched: tuple[Path, Path, Result]) -> None:
+    out, _, _ = benched
+    board = _board(out, "tiny-gold")
+    ranking = board["ranking"]
+    assert (ranking["measure"], ranking["rule"], ranking["unit"]) == (
+        "event_f1",
+        "exact",
+        "document",
+    )
+    assert ranking["correction"] == "holm" and ranking["resamples"] == 1000
+    (pair,) = ranking["pairs"]  # the failed extractor takes part in no test
+    assert (pair["first"], pair["second"]) == (FIRST_LINE, "baseline")  # best first
+    first = _row(board, FIRST_LINE)["results"]["exact"]["event_f1"]
+    second = _row(board, "baseline")["results"]["exact"]["event_f1"]
+    # the first line is the expected event in three documents of four; the baseline finds
+    # none of these events word for word
+    assert (first["macro"], second["macro"]) == (0.75, 0.0)
+    assert pair["n"] == 4
+    assert pair["delta"] == pytest.approx(0.75)
+    # exact randomisation over 2^4 sign patterns: |sum| >= 3 when the three differences of
+    # 1 share a sign (2 patterns) whatever the zero's sign (x 2): p = 4/16
+    assert pair["p"] == pytest.approx(0.25)
+    assert pair["p_adjusted"] == pair["p"]  # Holm over one pair changes nothing
+    assert pair["better"] is None  # 4 documents cannot reach p < 0.05
+    assert [e["extractor"] for e in board["extractors"]] == [FIRST_LINE, "baseline", RAISES]
+    assert [e["rank"] and e["rank"]["label"] for e in board["extractors"]] == ["1–2", "1–2", None]
+    markdown = (out / "extraction-leaderboard.md").read_text()
+    assert "Pairs on event_f1 under exact:" in markdown
+    assert "two-sided paired randomisation tests over the documents both define" in markdown
+
+
+def test_undefined_measures_say_why(benched: tuple[Path, Path, Result]) -> None:
+    out, _, _ = benched
+    board = _board(out, "tiny-gold")
+    row = _row(board, "baseline")["results"]["exact"]["connection_recall"]
+    assert row["macro"] is None and row["undefined"] == "the ground truth has no graph cases"
+    markdown = (out / "extraction-leaderboard.md").read_text()
+    assert "- connection_recall –: the ground truth has no graph cases (every extractor)" in (
+        markdown
+    )
+
+
+def test_the_header_names_command_machine_and_date(benched: tuple[Path, Path, Result]) -> None:
+    out, gold, _ = benched
+    markdown = (out / "extraction-leaderboard.md").read_text()
+    document = json.loads((out / "extraction-leaderboard.json").read_text())
+    assert document["format"] == "recallbench.extraction-leaderboard/v1"
+    context = document["context"]
+    assert set(context) == {"command", "recallbench", "date", "machine"}
+    assert context["command"].startswith(
+        f"recallbench bench --extraction=meeting-sample --extraction={gold} --extractor=baseline"
+    )
+    assert "'--rule=jaccard>=0.5' --resamples=200 --seed=3" in context["command"]
+    assert markdown.startswith("# recallbench extraction leaderboard\n\n- command: recallbench")
+    assert f"- machine: {context['machine']}" in markdown
+    assert [b["ground_truth"]["name"] for b in document["ground_truths"]] == [
+        "meeting-sample",
+        "tiny-gold",
+    ]
+    assert "## meeting-sample" in markdown and "### Rule: jaccard>=0.5" in markdown
+
+
+def _same_name(tmp_path: Path) -> list[str]:
+    paths = []
+    for name in ("a.json", "b.json"):
+        path = tmp_path / name
+        path.write_text(json.dumps(_gold("twin")), encoding="utf-8")
+        paths += ["--extraction", str(path)]
+    return paths
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--extraction", "meeting-sample", "--system", "builtin-lexical"], "--system: not with"),
+        (["--extraction", "meeting-sample", "--k", "5"], "--k: not with --extraction"),
+        (["--dataset", "tiny.json", "--rule", "exact"], "--rule: apply to --extraction only"),
+        (["--extractor", "baseline"], "--extractor: apply to --extraction only"),
+        (["--extraction", "meeting-sample", "--extraction", "/no/such.json"], "/no/such.json"),
+        (["--extraction", "meeting-sample", "--extractor", "nonsense"], "unknown extractor"),
+        (["--extraction", "meeting-sample", "--extractor", "python:no_such_mod_q:f"], "no_such"),
+        (["--extraction", "meeting-sample", "--judge-cache", "c.jsonl"], "llm only"),
+        (["--extraction", "meeting-sample", "--conversation", "conv-1"], "locomo-events:"),
+        (["--extraction", "meeting-sample", "--rule", "exact", "--rule", "exact"], "twice"),
+        (["--extraction", "meeting-sample", "--extractor", "llm"], "no [judge] table"),
+        (["same-name"], "would share OUT/twin/"),
+    ],
+)
+def test_bad_options_exit_2_with_nothing_written(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    out = tmp_path / "out"
+    config = tmp_path / "recallbench.toml"
+    config.write_text("", encoding="utf-8")
+    if args == ["same-name"]:
+        args = _same_name(tmp_path)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    result = _invoke(bench, *args, "--config", config, "--out", out)
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert "Traceback" not in result.output
+    assert not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_extract_takes_dataset_as_another_name_of_ground_truth(tmp_path: Path) -> None:
+    result = _invoke(extract, "--help")
+    assert "--ground-truth, --dataset" in result.output
+    reports = []
+    for option in ("--ground-truth", "--dataset"):
+        out = tmp_path / option.strip("-")
+        args = ("--documents", "3", "--rule", "exact", "--resamples", "50")
+        result = _invoke(extract, option, "meeting-sample", *args, "--out", out)
+        assert result.exit_code == 0, result.output
+        reports.append(json.loads((out / "extraction.json").read_text()))
+    assert reports[0]["results"] == reports[1]["results"]
