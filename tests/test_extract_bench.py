@@ -6,6 +6,7 @@ refused (exit 2) with nothing written. `extract --dataset` as another name of
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -300,3 +301,63 @@ def test_extract_takes_dataset_as_another_name_of_ground_truth(tmp_path: Path) -
         assert result.exit_code == 0, result.output
         reports.append(json.loads((out / "extraction.json").read_text()))
     assert reports[0]["results"] == reports[1]["results"]
+
+
+@pytest.fixture
+def replay(tmp_path: Path) -> tuple[Path, Path]:
+    """The [judge] table the committed extraction cache was recorded with (at a closed
+    endpoint: nothing is asked) and a copy of that cache."""
+    from llama_server import EXTRACT_CACHE, extract_toml
+
+    config = tmp_path / "recallbench.toml"
+    config.write_text(extract_toml("http://127.0.0.1:9/v1"), encoding="utf-8")
+    cache = tmp_path / "cache.jsonl"
+    shutil.copyfile(EXTRACT_CACHE, cache)
+    return config, cache
+
+
+def test_an_llm_extractor_replays_from_the_committed_cache(
+    replay: tuple[Path, Path], tmp_path: Path
+) -> None:
+    config, cache = replay
+    common = ("--config", config, "--judge-cache", cache, "--strict", *SCORING)
+    out = tmp_path / "bench"
+    result = _invoke(
+        bench, "--extraction", "meeting-sample", "--extractor", "llm", "--extractor", "baseline",
+        *common, "--out", out,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    alone = tmp_path / "alone"
+    single = _invoke(extract, "--dataset", "meeting-sample", "--extractor", "llm", *common,
+                     "--out", alone)  # fmt: skip
+    # the committed answers fail on 2 of 10 documents, more than max_failure_rate: extract
+    # exits 69 (written first); the bench marks the row and goes on
+    assert single.exit_code == 69, single.output
+    report = json.loads((alone / "extraction.json").read_text())
+    row = _row(_board(out, "meeting-sample"), "llm")
+    assert json.loads((out / row["report"]).read_text())["results"] == report["results"]
+    assert row["status"] == "unreliable"
+    assert row["system"] == report["output"]["system"]
+    assert row["note"] is not None and row["note"].startswith("Extractor: LLM ")
+    markdown = (out / "extraction-leaderboard.md").read_text()
+    assert f"- `llm`: {row['note']}" in markdown
+    assert "Unreliable: more than max_failure_rate" in row["note"]
+    assert f"{_cell(_aggregates(report, 'exact')['connection_fpr'])} | unreliable |" in markdown
+    assert (
+        "--judge-cache="
+        in json.loads((out / "extraction-leaderboard.json").read_text())["context"]["command"]
+    )
+
+
+def test_a_strict_cache_miss_writes_nothing(replay: tuple[Path, Path], tmp_path: Path) -> None:
+    """The baseline has run when the LLM's miss is found: still nothing is written."""
+    config, cache = replay
+    config.write_text(config.read_text().replace("max_tokens = ", "max_tokens = 9"), "utf-8")
+    out = tmp_path / "bench"
+    result = _invoke(
+        bench, "--extraction", "meeting-sample", "--extractor", "baseline", "--extractor", "llm",
+        "--config", config, "--judge-cache", cache, "--strict", *SCORING, "--out", out,
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "--strict replays only" in result.output
+    assert not out.exists()
