@@ -96,6 +96,12 @@ OUT/GROUND_TRUTH/EXTRACTOR/, the extraction leaderboard to
 OUT/extraction-leaderboard.md and .json. An extractor that fails (raises, exits
 non-zero, times out, answers off the format) is listed as failed and the others run;
 every file is written at the end, so bad input (exit 2) writes nothing.
+
+\b
+Exit codes with --extraction: 0 benched (an extractor that failed is a failed row,
+  an LLM extractor over [judge] max_failure_rate an unreliable one, as a search
+  system's failed queries are counted on its row); 2 bad input or usage, or --strict
+  and a model call not in the cache (nothing is written); 130 interrupted.
 """
 )
 @click.option(
