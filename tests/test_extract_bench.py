@@ -7,18 +7,21 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
 
+from conftest import shared_data
 from recallbench.cli._bench import bench
 from recallbench.cli._extract import extract
 from recallbench.extraction import GROUND_TRUTH_FORMAT
 from recallbench.report._leaderboard import safe_name
 
 SYSTEMS = Path(__file__).parent / "data" / "extract" / "systems.py"
+COMMAND = Path(__file__).parent / "data" / "extract" / "command.py"
 FIRST_LINE = f"python:{SYSTEMS}:first_line"
 RAISES = f"python:{SYSTEMS}:raises"
 SCORING = ("--rule", "exact", "--rule", "jaccard>=0.5", "--resamples", "200", "--seed", "3")
@@ -260,9 +263,9 @@ def _same_name(tmp_path: Path) -> list[str]:
     ("args", "message"),
     [
         (["--extraction", "meeting-sample", "--system", "builtin-lexical"], "--system: not with"),
-        (["--extraction", "meeting-sample", "--k", "5"], "--k: not with --extraction"),
-        (["--dataset", "tiny.json", "--rule", "exact"], "--rule: apply to --extraction only"),
-        (["--extractor", "baseline"], "--extractor: apply to --extraction only"),
+        (["--extraction", "meeting-sample", "--k", "5", "-m", "mrr@10"], "--measure, --k: not"),
+        (["--dataset", "tiny.json", "--rule", "exact"], "--rule: only with --extraction"),
+        (["--extractor", "baseline"], "--extractor: only with --extraction"),
         (["--extraction", "meeting-sample", "--extraction", "/no/such.json"], "/no/such.json"),
         (["--extraction", "meeting-sample", "--extractor", "nonsense"], "unknown extractor"),
         (["--extraction", "meeting-sample", "--extractor", "python:no_such_mod_q:f"], "no_such"),
@@ -361,3 +364,66 @@ def test_a_strict_cache_miss_writes_nothing(replay: tuple[Path, Path], tmp_path:
     assert result.exit_code == 2, result.output
     assert "--strict replays only" in result.output
     assert not out.exists()
+
+
+BROKEN = """
+class Broken:
+    def __init__(self):
+        raise RuntimeError("no model file")
+
+    def extract(self, documents):
+        return {}
+"""
+
+
+def test_extractors_failing_as_they_start_or_per_document_are_failed_rows(
+    tmp_path: Path,
+) -> None:
+    """A class whose constructor raises fails before any document; a command that exits
+    non-zero fails on the first one; both are rows on every ground truth, the baseline runs."""
+    broken = tmp_path / "broken.py"
+    broken.write_text(BROKEN, encoding="utf-8")
+    command = f"command:{sys.executable} {COMMAND} fail"
+    out = tmp_path / "out"
+    gold = tmp_path / "tiny.json"
+    gold.write_text(json.dumps(_gold()), encoding="utf-8")
+    result = _invoke(
+        bench, "--extraction", gold, "--extractor", f"python:{broken}:Broken",
+        "--extractor", command, "--extractor", "baseline", *SCORING, "--out", out,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    board = _board(out, "tiny-gold")
+    assert [e["extractor"] for e in board["extractors"]] == [
+        "baseline",
+        f"python:{broken}:Broken",
+        command,
+    ]
+    errors = {e["extractor"]: e["error"] for e in board["extractors"]}
+    assert "Broken() raised RuntimeError: no model file" in errors[f"python:{broken}:Broken"]
+    assert "the model file is missing" in errors[command]
+    assert [e["status"] for e in board["extractors"]] == ["ok", "failed", "failed"]
+    (only,) = [e for e in board["extractors"] if e["rank"]]
+    assert only["rank"]["label"] == "1" and board["ranking"]["pairs"] == []
+    assert sorted(p.name for p in (out / "tiny-gold").iterdir()) == ["baseline"]
+
+
+def test_conversation_applies_to_the_locomo_ground_truth_only(tmp_path: Path) -> None:
+    locomo = shared_data("locomo", "locomo10.json")
+    out = tmp_path / "out"
+    result = _invoke(
+        bench, "--extraction", f"locomo-events:{locomo}", "--extraction", "meeting-sample",
+        "--conversation", "conv-30", "--documents", "3", *SCORING, "--out", out,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    document = json.loads((out / "extraction-leaderboard.json").read_text())
+    sizes = {
+        b["ground_truth"]["name"]: b["ground_truth"]["documents"] for b in document["ground_truths"]
+    }
+    assert sorted(sizes.values()) == [3, 3]
+    (locomo_board,) = [
+        b for b in document["ground_truths"] if b["ground_truth"]["name"] != "meeting-sample"
+    ]
+    report = json.loads((out / locomo_board["extractors"][0]["report"]).read_text())
+    assert report["ground_truth"]["documents"] == 3
+    output = json.loads((out / locomo_board["extractors"][0]["output"]).read_text())
+    assert [d["id"] for d in output["documents"]] == ["conv-30:S1", "conv-30:S2", "conv-30:S3"]

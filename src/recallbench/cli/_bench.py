@@ -186,7 +186,7 @@ def bench(
         _refuse(
             given & set(RETRIEVAL_OPTIONS),
             RETRIEVAL_OPTIONS,
-            "not with --extraction (they choose a retrieval bench; give --extractor)",
+            "not with --extraction (options of a retrieval bench; extractors are --extractor)",
         )
         settings = _ExtractionSettings(
             tuple(dict.fromkeys(extractor_specs or ("baseline",))),
@@ -200,7 +200,7 @@ def bench(
         )
         _extraction_bench(tuple(dict.fromkeys(truth_specs)), settings, out_dir, quiet)
         return
-    _refuse(given & set(EXTRACTION_OPTIONS), EXTRACTION_OPTIONS, "apply to --extraction only")
+    _refuse(given & set(EXTRACTION_OPTIONS), EXTRACTION_OPTIONS, "only with --extraction")
     config = load_config(config_path).config
     dataset_specs = dataset_specs or tuple(config.datasets)
     if not dataset_specs:
