@@ -171,7 +171,10 @@ class Board:
     def method(self) -> str:
         """How the ranks were made, in words."""
         if self.ranking is None:
-            return "no ranks: no extractor defines a headline measure under the first rule"
+            return (
+                "no ranks: no extractor produced an output that defines a headline measure "
+                "under the first rule"
+            )
         r = self.ranking
         unit = "graph seeds" if MEASURES[r.measure][0] == "seed" else "documents"
         pairs = len(r.pairs)
@@ -207,6 +210,12 @@ def cell(found: Aggregate | None) -> str:
     return f"{number(found.macro)} {interval(found.macro_interval)}"
 
 
+def _code(name: str) -> str:
+    """An extractor's spec as Markdown code that a ``|`` in it cannot split a table cell
+    (GitHub's tables take ``\\|`` inside code)."""
+    return "`" + name.replace("|", "\\|") + "`"
+
+
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     return [
         "| " + " | ".join(header) + " |",
@@ -218,17 +227,16 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 def _undefined_notes(board: Board, rule: str) -> list[str]:
     """One line per (measure, reason): why a headline measure has no value, and for which
     extractors when not for all."""
-    scored = [e for e in board.entries if e.report is not None]
+    reports = {e.extractor: e.report for e in board.entries if e.report is not None}
     reasons: dict[tuple[str, str], list[str]] = {}
     for name in HEADLINE:
-        for entry in scored:
-            assert entry.report is not None
-            why = entry.report.undefined.get(rule, {}).get(name)
+        for extractor, report in reports.items():
+            why = report.undefined.get(rule, {}).get(name)
             if why is not None:
-                reasons.setdefault((name, why), []).append(entry.extractor)
+                reasons.setdefault((name, why), []).append(extractor)
     lines = []
     for (name, why), names in reasons.items():
-        who = "every extractor" if len(names) == len(scored) else ", ".join(names)
+        who = "every extractor" if len(names) == len(reports) else ", ".join(names)
         lines.append(f"- {name} –: {why} ({who})")
     return lines
 
@@ -261,7 +269,7 @@ def board_markdown(board: Board) -> list[str]:
         rows = [
             [
                 *([board.rank_label(entry)] if first else []),
-                f"`{entry.extractor}`",
+                _code(entry.extractor),
                 *(cell(entry.aggregate(rule, name)) for name in HEADLINE),
                 _status(entry, rule),
             ]
@@ -282,13 +290,13 @@ def board_markdown(board: Board) -> list[str]:
             ["first", "second", "n", "delta", "p", "p (Holm)", "better"],
             [
                 [
-                    f"`{p.first}`",
-                    f"`{p.second}`",
+                    _code(p.first),
+                    _code(p.second),
                     str(p.n),
                     number(p.delta),
                     number(p.p),
                     number(p.p_adjusted),
-                    f"`{p.better}`" if p.better else "–",
+                    _code(p.better) if p.better else "–",
                 ]
                 for p in board.ranking.pairs
             ],
