@@ -257,9 +257,8 @@ def board_markdown(board: Board) -> list[str]:
         "",
         f"version {truth.version}, sha256 `{truth.sha256[:16]}…`; {truth.documents} "
         f"documents, {truth.graph_cases} graph cases. Cells: macro mean over documents "
-        "(graph seeds for connection_*) [95% bootstrap interval], as `recallbench extract` "
-        "reports them; reports in "
-        f"`{board.folder}/EXTRACTOR/extraction.md`.",
+        "(graph seeds for connection_*) [95% BCa bootstrap interval over them], as "
+        f"`recallbench extract` reports them; reports in `{board.folder}/EXTRACTOR/`.",
         "",
     ]
     for index, rule in enumerate(board.rules):
