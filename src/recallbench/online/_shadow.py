@@ -367,8 +367,8 @@ class Shadow:
             self.stats.not_interleaved["errors"] += 1
             self._warn("interleave", f"could not interleave: {type(error).__name__}: {error}")
             shown, pending.interleaved = answer, None
-        self._settle(pending, Mirrored(pending.query_id, pending.query, pending.arguments,
-                                       answer, latency_ms))  # fmt: skip
+        control = Mirrored(pending.query_id, pending.query, pending.arguments, answer, latency_ms)
+        self._settle(pending, control)
         return shown
 
     def failed(self, pending: Pending, latency_ms: float, error: BaseException) -> None:
@@ -420,7 +420,7 @@ class Shadow:
         return True
 
     def calls_started(self) -> None:
-        """The proxy forwards one of the agent's calls (mirroring waits, see :attr:`IDLE_WAIT`)."""
+        """The proxy forwards one of the agent's calls (mirroring waits: :data:`IDLE_WAIT`)."""
         self._calls += 1
         if self._idle.is_set():  # an anyio event cannot be cleared: a new one
             self._idle = anyio.Event()
