@@ -30,6 +30,17 @@ With ``--shadow``, each answered call is also handed to :class:`~recallbench.onl
 Shadow` (a put in a bounded queue, a few microseconds) which mirrors writes and sampled
 searches to a candidate server; the search's ``query_id`` is shared with ``shadow_runs``.
 
+With ``--interleave`` (and ``--shadow``), a sampled search is handed to the shadow before
+it goes upstream (:meth:`Shadow.begin`) and the agent gets :meth:`Shadow.shown`: the
+team-draft interleaving of both servers' rankings in the primary's answer shape, or the
+primary's answer when the candidate is late or the shape cannot be rewritten; the search is
+logged as shown, so reads and validations credit the team that placed the memory.
+
+With ``--outcome-tool`` the proxy lists one more tool, :data:`OUTCOME_TOOL`, answered by
+itself (never forwarded): the agent records its task's outcome (``success``, a number
+``outcome``, a ``note``) for the current session, or the one it names, in the store's
+session outcomes with source ``proxy`` (issue 20, design note section 5.4).
+
 Sessions: one per connection: the whole process over stdio; over Streamable HTTP, one per
 ``Mcp-Session-Id`` (requests without one share a session). A session ends when the proxy
 stops, or after ``SESSION_IDLE`` seconds without a request (HTTP).
