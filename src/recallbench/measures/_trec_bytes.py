@@ -59,7 +59,7 @@ class _Fields:
     """Where each field of a plain file starts and ends (``count`` fields a line)."""
 
     padded: Bytes
-    """The file's bytes followed by MAX_WIDTH zero bytes (gathers never read past it)."""
+    """A space, the file's bytes, then MAX_WIDTH zero bytes (gathers never read past it)."""
     starts: IntArray
     ends: IntArray
     count: int
@@ -407,8 +407,11 @@ def assemble_table(
     row_query = block_final[hit_block]
     kept = row_query >= 0
     row_query, rank, grade = row_query[kept], hit_rank[kept], hit_grade[kept]
-    by_query = np.lexsort((rank, row_query))
-    row_query, rank, grade = row_query[by_query], rank[by_query], grade[by_query]
+    # query by query, rank order within each: one integer key, usually already in order
+    key = row_query * (int(rank.max(initial=0)) + 1) + rank
+    if np.any(key[1:] < key[:-1]):
+        by_query = np.argsort(key)  # keys are distinct: no document is returned twice
+        row_query, rank, grade = row_query[by_query], rank[by_query], grade[by_query]
 
     num_ret = np.zeros(count, dtype=np.int64)
     evaluated = block_final >= 0
