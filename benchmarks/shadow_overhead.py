@@ -12,11 +12,6 @@ the sides take turns in --rounds rounds so that load from other jobs falls on al
 --pause-ms puts an untimed pause between calls (an agent's think time, which background
 work can use; 0: back to back, the worst case).
 
-Interleaving is served by this script's ``--serve-interleaved FOLDER`` mode, which builds
-the proxy as ``recallbench proxy`` does (:class:`Proxy`, :class:`Shadow` with
-``interleave=True``, the stdio serving of ``recallbench.online._serve``) because the CLI's
-``--interleave`` flag needs ``ProxyOptions`` to carry it (not wired yet).
-
 Prints p50 / p90 / p99 per side (all rounds pooled), the added medians paired by round
 (the median over rounds of the difference of the two sides' medians in that round: robust
 to load from other jobs that drifts between rounds), checks the target (shadowing adds at
@@ -153,50 +148,20 @@ def commands(
             str(candidate_store(folder / f"sc{tag}", entities)),
         ],
         "interleave": [
-            sys.executable,
-            str(Path(__file__).resolve()),
-            "--serve-interleaved",
+            *proxy,
+            "--store-dir",
             str(folder / f"i{tag}"),
-            "--entities",
-            str(entities),
+            "--store",
+            url,
+            "--shadow",
+            "server-memory",
+            "--shadow-percent",
+            "100",
+            "--shadow-store-dir",
+            str(candidate_store(folder / f"ic{tag}", entities)),
+            "--interleave",
         ],
     }
-
-
-async def serve_interleaved(folder: Path, entities: int) -> None:
-    """``recallbench proxy --profile server-memory --shadow server-memory --shadow-percent
-    100 --interleave`` over stdio, built from the same parts as the CLI."""
-    from contextlib import AsyncExitStack
-
-    import anyio
-
-    from recallbench.online._proxy import Proxy, Watch
-    from recallbench.online._serve import _serve_stdio
-    from recallbench.online._shadow import Shadow
-    from recallbench.online._upstream import Upstream, profile_launch
-    from recallbench.store import open_store
-    from recallbench.systems._profile import load_profile, shipped_profiles
-    from recallbench.telemetry import TelemetryLogger
-
-    profile = load_profile(shipped_profiles()["server-memory"])
-    url = f"sqlite:///{folder / 'telemetry.db'}"
-    (folder / "primary").mkdir(parents=True, exist_ok=True)
-    candidate_dir = candidate_store(folder / "candidate", entities)
-    async with AsyncExitStack() as stack:
-        upstream = await Upstream.connect(profile_launch(profile, folder / "primary"), stack)
-        candidate = await Upstream.connect(profile_launch(profile, candidate_dir), stack)
-        shadow = Shadow(candidate, profile, profile, 100, open_store(url), interleave=True)
-        proxy = Proxy(
-            upstream, Watch.of(profile, profile.name), TelemetryLogger(url), shadow=shadow
-        )
-        try:
-            server = proxy.server()
-            async with anyio.create_task_group() as group:
-                group.start_soon(shadow.run)
-                await _serve_stdio(server, proxy, upstream)
-                group.cancel_scope.cancel()
-        finally:
-            proxy.finish()
 
 
 def machine() -> dict[str, object]:
@@ -228,13 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", type=Path, help="cProfile the shadowed proxy (last round)")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--no-write", action="store_true")
-    parser.add_argument("--serve-interleaved", type=Path, metavar="FOLDER", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.serve_interleaved is not None:
-        import anyio
-
-        anyio.run(serve_interleaved, args.serve_interleaved, args.entities)
-        return 0
     host = machine()
     samples: dict[str, list[float]] = {}
     rounds: dict[str, list[float]] = {}

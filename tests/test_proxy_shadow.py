@@ -365,3 +365,50 @@ def test_percent_range(percent: str) -> None:
         capture_output=True, text=True,
     )  # fmt: skip
     assert result.returncode == 2 and "--shadow-percent" in result.stderr
+
+
+def test_the_cli_interleaves_and_serves_the_outcome_tool(
+    installed_servers: Path, tmp_path: Path
+) -> None:
+    """`recallbench proxy --interleave --outcome-tool`: every search is shown as the
+    team-draft interleaving of two lists that agree (so the agent sees the primary's
+    order), stored with its teams and the session; the outcome tool is answered by the
+    proxy and lands in the store with the same session."""
+    url = f"sqlite:///{tmp_path / 'telemetry.db'}"
+    command = proxy_command(
+        "--profile", "server-memory", "--store", url, "--shadow", "server-memory",
+        "--shadow-percent", "100", "--shadow-store-dir", str(tmp_path / "candidate"),
+        "--interleave", "--outcome-tool",
+    )  # fmt: skip
+    outcome: Call = ("recallbench_record_outcome", {"success": True, "outcome": 0.5})
+    script = [WRITE, ("search_nodes", {"query": "postgres"}), outcome]
+    answers, _ = asyncio.run(session(command, script, (url, 1)))
+    plain, _ = asyncio.run(
+        session(proxy_command("--profile", "server-memory", "--store", f"{url}-plain"), script[:2])
+    )
+    assert answers[:2] == plain
+    assert '"is_error": false' in answers[2] and "recorded for session" in answers[2]
+    with open_store(url) as store:
+        (run,) = store.shadow_runs()
+        (logged,) = store.session_outcomes()
+    # the lists agree, so the draft keeps their order; the coin (seeded by the query id)
+    # says which team placed the first, the other team the second
+    assert [doc for doc, _ in run["interleaved"]] == ["ledger-db", "backup-db"]
+    assert {team for _, team in run["interleaved"]} == {"control", "treatment"}
+    assert (logged.session_id, logged.success, logged.outcome, logged.source) == (
+        run["session_id"],
+        True,
+        0.5,
+        "proxy",
+    )
+
+
+def test_interleave_needs_a_shadow(tmp_path: Path) -> None:
+    result = subprocess.run(
+        proxy_command("--profile", "server-memory", "--interleave"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2 and "--interleave" in result.stderr
+    assert "Traceback" not in result.stderr

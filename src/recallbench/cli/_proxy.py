@@ -4,7 +4,7 @@ and read."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -223,11 +223,9 @@ def proxy(
         shadow=_profile(shadow_name) if shadow_name else None,
         shadow_percent=shadow_percent,
         shadow_store_dir=shadow_store_dir,
-        **_served(
-            interleave=interleave,
-            interleave_wait=_default_wait() if interleave_wait is None else interleave_wait,
-            outcome_tool=outcome_tool,
-        ),
+        interleave=interleave,
+        interleave_wait=_default_wait() if interleave_wait is None else interleave_wait,
+        outcome_tool=outcome_tool,
     )
     try:
         anyio.run(serve, options)
@@ -242,22 +240,6 @@ def _default_wait() -> float:
     from recallbench.online._shadow import DEFAULT_WAIT
 
     return DEFAULT_WAIT
-
-
-def _served(**wanted: Any) -> dict[str, Any]:
-    """The options of interleaving and the outcome tool that the serving code takes
-    (``ProxyOptions`` fields); ConfigError for one asked for that it cannot take yet."""
-    from dataclasses import fields
-
-    from recallbench.core import ConfigError
-    from recallbench.online._serve import ProxyOptions
-
-    known = {field.name for field in fields(ProxyOptions)}
-    missing = [name for name, value in wanted.items() if value is True and name not in known]
-    if missing:
-        flags = ", ".join("--" + name.replace("_", "-") for name in missing)
-        raise ConfigError(f"{flags}: not available in this build (the server options lack it)")
-    return {name: value for name, value in wanted.items() if name in known}
 
 
 def _first(group: BaseExceptionGroup[BaseException]) -> BaseException:

@@ -86,6 +86,12 @@ class ProxyOptions:
     """Searches mirrored to the candidate (sampled by a hash of the query)."""
     shadow_store_dir: Path | None = None
     """The candidate's ``{workdir}``; None: a temporary folder, removed."""
+    interleave: bool = False
+    """Show the agent the team-draft interleaving of both lists (with ``shadow``)."""
+    interleave_wait: float = 0.5
+    """Seconds a search's answer waits for the candidate's list before the primary's goes."""
+    outcome_tool: bool = False
+    """Serve the session-outcome tool (answered by the proxy, never forwarded)."""
 
 
 async def serve(options: ProxyOptions) -> None:
@@ -102,6 +108,9 @@ async def serve(options: ProxyOptions) -> None:
             _telemetry(options) if logs else None,
             validate_tool=options.validate_tool,
             shadow=shadow,
+            outcome_tool=options.outcome_tool,
+            store_url=options.store_url,
+            workspace=options.workspace,
         )
         try:
             await proxy.check_tools()
@@ -177,7 +186,15 @@ async def _shadow(options: ProxyOptions, stack: AsyncExitStack) -> Shadow | None
     except Exception as error:
         warn(f"shadow runs are not stored: the store cannot be opened: {error}")
         store = None
-    return Shadow(upstream, options.profile, candidate, options.shadow_percent, store)
+    return Shadow(
+        upstream,
+        options.profile,
+        candidate,
+        options.shadow_percent,
+        store,
+        interleave=options.interleave,
+        wait=options.interleave_wait,
+    )
 
 
 def _telemetry(options: ProxyOptions) -> Any:
