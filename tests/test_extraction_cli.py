@@ -55,7 +55,7 @@ OUTPUT: dict[str, Any] = {
 
 
 def _invoke(*args: str | Path) -> Result:
-    return CliRunner().invoke(extract, [str(arg) for arg in args])
+    return CliRunner(env={"COLUMNS": "200"}).invoke(extract, [str(arg) for arg in args])
 
 
 def _write(path: Path, data: Any) -> Path:

@@ -17,7 +17,8 @@ from test_shadow_decide import stream
 
 
 def invoke(group: Any, *args: str) -> Result:
-    return CliRunner().invoke(group, list(args), catch_exceptions=False)
+    # wide enough for the tables: the assertions read cells that a narrow terminal cuts
+    return CliRunner(env={"COLUMNS": "200"}).invoke(group, list(args), catch_exceptions=False)
 
 
 def started(url: str, name: str = "t", *extra: str) -> Result:
