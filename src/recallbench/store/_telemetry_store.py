@@ -121,13 +121,29 @@ class TelemetryStore:
         ``"control"`` or ``"treatment"`` (what the agent saw when the two lists were
         team-draft interleaved; ValueError, located, for a malformed pair), ``session_id``,
         and ``control`` / ``treatment``, the profiles that answered."""
-        row = {"created_at": datetime.now(UTC), **run, "workspace_id": self.workspace}
-        for side in ("control_results", "treatment_results"):
-            row[side] = json.dumps(list(row[side]))
-        if "interleaved" in row:
-            row["interleaved"] = interleaved_json(row["interleaved"])
+        self.log_shadow_runs([run])
+
+    def log_shadow_runs(self, runs: Sequence[Mapping[str, Any]]) -> None:
+        """Write shadow runs as :meth:`log_shadow_run` does, all in one transaction (one
+        commit, one sync to disk: the proxy writes its pairs in batches). Nothing is
+        written when one of them is malformed."""
+        now = datetime.now(UTC)
+        rows = []
+        for run in runs:
+            row = {"created_at": now, **run, "workspace_id": self.workspace}
+            for side in ("control_results", "treatment_results"):
+                row[side] = json.dumps(list(row[side]))
+            if "interleaved" in row:
+                row["interleaved"] = interleaved_json(row["interleaved"])
+            rows.append(row)
+        groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+        for row in rows:  # one executemany per set of columns (a missing key is its default)
+            groups.setdefault(tuple(sorted(row)), []).append(row)
+        if not groups:
+            return
         with transaction(self._engine, write=True) as connection:
-            connection.execute(shadow_runs.insert(), [row])
+            for group in groups.values():
+                connection.execute(shadow_runs.insert(), group)
 
     def shadow_runs(
         self, since: datetime | None = None, until: datetime | None = None
