@@ -70,6 +70,7 @@ if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
     from mcp.server.lowlevel import Server
 
+    from recallbench.online._relay import RelayUpstream
     from recallbench.online._shadow import Shadow
     from recallbench.online._upstream import Upstream
     from recallbench.telemetry import TelemetryLogger, TelemetryStats
@@ -301,7 +302,7 @@ class Proxy:
 
     def __init__(
         self,
-        upstream: Upstream,
+        upstream: Upstream | RelayUpstream,
         watch: Watch,
         telemetry: TelemetryLogger | None,
         validate_tool: bool = False,
@@ -320,7 +321,8 @@ class Proxy:
         self.workspace = workspace
         """Where session outcomes go (the telemetry's store)."""
         self.sessions: dict[str | None, ProxySession] = {}
-        self.verbatim = Verbatim(upstream.initialized.protocol_version)
+        initialized = upstream.initialized  # None: the relay (the agent's handshake passes)
+        self.verbatim = Verbatim(initialized.protocol_version if initialized else "")
         self.observer = Observer()
         self.shadow = shadow
         """The candidate of ``--shadow``: its rows are written by the logging thread."""
@@ -330,7 +332,12 @@ class Proxy:
     async def check_tools(self) -> None:
         """Refuse to serve (SystemUnderTestError) when the server lacks the profile's search
         tool, or has a ``memory_validate`` of its own that ours would hide."""
-        names = set(await self.upstream.tool_names())
+        self.check_names(await self._sdk.tool_names())
+
+    def check_names(self, tools: list[str]) -> None:
+        """As :meth:`check_tools`, given the server's tool names (the relay lists them
+        itself once the agent's handshake is done)."""
+        names = set(tools)
         if self.watch.search_tool is not None and self.watch.search_tool not in names:
             raise SystemUnderTestError(
                 f"{self.watch.name}: the server has no tool {self.watch.search_tool!r} "
@@ -347,12 +354,20 @@ class Proxy:
                 "drop --outcome-tool"
             )
 
+    @property
+    def _sdk(self) -> Upstream:
+        """The upstream of the SDK path (the relay has its own, and no use of these)."""
+        from recallbench.online._upstream import Upstream
+
+        assert isinstance(self.upstream, Upstream)
+        return self.upstream
+
     def server(self) -> Server[Any]:
         """The MCP server the client talks to, introduced as the upstream server."""
         import mcp_types as types
         from mcp.server.lowlevel import Server
 
-        initialized = self.upstream.initialized
+        initialized = self._sdk.initialized
         info = initialized.server_info
         server: Server[Any] = Server(
             info.name,
@@ -375,14 +390,14 @@ class Proxy:
 
     def _forward(self, request_type: type[Any]) -> Handler:
         async def forward(ctx: ServerRequestContext[Any], params: Any) -> dict[str, Any]:
-            return self.verbatim.keep(ctx, await self.upstream.request(request_type(params=params)))
+            return self.verbatim.keep(ctx, await self._sdk.request(request_type(params=params)))
 
         return forward
 
     async def _list_tools(self, ctx: ServerRequestContext[Any], params: Any) -> dict[str, Any]:
         import mcp_types as types
 
-        page = await self.upstream.request(types.ListToolsRequest(params=params))
+        page = await self._sdk.request(types.ListToolsRequest(params=params))
         if not page.get("nextCursor"):  # the proxy's own tools end the last page
             own = [VALIDATE_SCHEMA] if self.validate_tool else []
             own += [OUTCOME_SCHEMA] if self.outcome_tool else []
@@ -420,7 +435,7 @@ class Proxy:
             None if shadow is None else shadow.begin(params.name, arguments, query_id, session.id)
         )
         try:
-            answer = await self.upstream.request(types.CallToolRequest(params=params))
+            answer = await self._sdk.request(types.CallToolRequest(params=params))
         except Exception as error:
             if shadow is not None:  # a failed search is still compared
                 latency_ms = (time.perf_counter() - started) * 1000
@@ -470,7 +485,11 @@ class Proxy:
 
     def _session(self, ctx: ServerRequestContext[Any]) -> ProxySession:
         headers = getattr(ctx.request, "headers", None)
-        key = headers.get("mcp-session-id") if headers is not None else None
+        return self.session_of(headers.get("mcp-session-id") if headers is not None else None)
+
+    def session_of(self, key: str | None) -> ProxySession:
+        """The session of ``key`` (``Mcp-Session-Id``; None over stdio), started if new;
+        sessions idle for :data:`SESSION_IDLE` end."""
         now = time.monotonic()
         for other, other_session in list(self.sessions.items()):
             if other != key and now - other_session.seen > SESSION_IDLE:
@@ -490,6 +509,7 @@ class Proxy:
         self.observer.stop()  # every answered call logged first
         shadow, self.shadow = self.shadow, None
         if shadow is not None:
+            shadow.flush(final=True)  # the pairs of the last batch
             warn(shadow.stats.line())
             if shadow.store is not None:
                 shadow.store.close()

@@ -32,8 +32,9 @@ import anyio
 from recallbench.core import ConfigError
 from recallbench.online._guard import Guard, new_token
 from recallbench.online._proxy import Proxy, Watch, warn
+from recallbench.online._relay import Relay, RelayUpstream
 from recallbench.online._shadow import Shadow
-from recallbench.online._stdio import loop_stdio
+from recallbench.online._stdio import loop_stdio, pipes
 from recallbench.online._upstream import (
     Launch,
     Upstream,
@@ -92,6 +93,9 @@ class ProxyOptions:
     """Seconds a search's answer waits for the candidate's list before the primary's goes."""
     outcome_tool: bool = False
     """Serve the session-outcome tool (answered by the proxy, never forwarded)."""
+    relay: bool = True
+    """Relay JSON-RPC lines (:mod:`recallbench.online._relay`) where it can serve; False:
+    always the SDK's server and client."""
 
 
 async def serve(options: ProxyOptions) -> None:
@@ -99,7 +103,12 @@ async def serve(options: ProxyOptions) -> None:
     if options.http_port is not None:
         _check_port(options.http_port)
     async with AsyncExitStack() as stack:
-        upstream = await Upstream.connect(_launch(options, stack), stack)
+        launch = _launch(options, stack)
+        upstream: Upstream | RelayUpstream
+        if _relays(options, launch):
+            upstream = await RelayUpstream.start(launch, stack)
+        else:
+            upstream = await Upstream.connect(launch, stack)
         logs = options.profile is not None or options.validate_tool  # else nothing to log
         shadow = await _shadow(options, stack)
         proxy = Proxy(
@@ -113,22 +122,36 @@ async def serve(options: ProxyOptions) -> None:
             workspace=options.workspace,
         )
         try:
-            await proxy.check_tools()
+            if isinstance(upstream, Upstream):  # the relay checks after the agent's handshake
+                await proxy.check_tools()
             if shadow is not None:
                 await shadow.check_tools()
-            server = proxy.server()
             async with anyio.create_task_group() as group:
                 if shadow is not None:  # the candidate is served by a task of its own
                     group.start_soon(shadow.run)
-                if options.http_port is None:
-                    await _serve_stdio(server, proxy, upstream)
+                if isinstance(upstream, RelayUpstream):
+                    await _serve_relay(proxy, upstream)
+                elif options.http_port is None:
+                    await _serve_stdio(proxy.server(), proxy, upstream)
                 else:
-                    await _serve_http(server, proxy, upstream, options)
+                    await _serve_http(proxy.server(), proxy, upstream, options)
                 group.cancel_scope.cancel()
         finally:
             proxy.finish()  # before the upstream server stops (the stack closes)
         if upstream.lost.is_set():
             raise UpstreamLost(f"{upstream.launch.name}: the memory server exited")
+
+
+def _relays(options: ProxyOptions, launch: Launch) -> bool:
+    """Whether the relay can do all that is asked: stdio on both sides, on pipes or
+    sockets, and no interleaving (it rewrites search answers: the SDK path does)."""
+    return (
+        options.relay
+        and options.http_port is None
+        and not options.interleave
+        and launch.transport == "stdio"
+        and pipes()
+    )
 
 
 def _check_port(port: int) -> None:
@@ -233,6 +256,26 @@ async def _serve_stdio(server: Any, proxy: Proxy, upstream: Upstream) -> None:
         group.cancel_scope.cancel()
 
 
+async def _serve_relay(proxy: Proxy, upstream: RelayUpstream) -> None:
+    """Serve the agent on standard input and output with the relay (signals and the
+    server's exit are handled as for the SDK's stdio server)."""
+
+    def stop(status: int) -> None:
+        group.cancel_scope.cancel()
+        timer = threading.Timer(SIGNAL_GRACE, _exit, (status, upstream.pid))
+        timer.daemon = True  # a clean end within the grace does not wait for it
+        timer.start()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(_on_signal, proxy, stop)
+        group.start_soon(_on_lost, proxy, upstream, stop)
+        async with loop_stdio() as streams:
+            assert streams is not None  # pipes(): the relay was chosen for them
+            reader, writer = streams
+            await Relay(proxy, upstream, reader.stream, writer.writer).run()
+        group.cancel_scope.cancel()
+
+
 async def _serve_http(server: Any, proxy: Proxy, upstream: Upstream, options: ProxyOptions) -> None:
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
@@ -293,7 +336,9 @@ async def _on_signal(proxy: Proxy, stop: Callable[[int], None]) -> None:
             return
 
 
-async def _on_lost(proxy: Proxy, upstream: Upstream, stop: Callable[[int], None]) -> None:
+async def _on_lost(
+    proxy: Proxy, upstream: Upstream | RelayUpstream, stop: Callable[[int], None]
+) -> None:
     """When the upstream server has exited: say so, write the telemetry, stop serving."""
     await upstream.lost.wait()
     warn(

@@ -47,10 +47,12 @@ import copy
 import hashlib
 import json
 import re
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
@@ -80,6 +82,10 @@ IDLE_WAIT = 0.05
 candidate's request goes between the agent's calls when there is a gap."""
 DEFAULT_WAIT = 0.5
 """Seconds the primary's answer waits for the candidate's in interleaving mode, at most."""
+BATCH_ROWS = 64
+"""Pairs written to ``shadow_runs`` in one transaction, at most."""
+BATCH_SECONDS = 0.25
+"""Seconds a pair waits at most before its batch is written (fewer pairs than BATCH_ROWS)."""
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][\w.]*)\}")
 
 
@@ -277,6 +283,10 @@ class Shadow:
         self._idle = anyio.Event()
         self._idle.set()
         """Set while none of the agent's calls is in flight."""
+        self._rows: list[dict[str, Any]] = []
+        """Pairs not written yet (the logging thread's: see :meth:`flush`)."""
+        self._timer: threading.Timer | None = None
+        self._final = False
 
     async def check_tools(self) -> None:
         """SystemUnderTestError when the candidate lacks its ingest or search tool."""
@@ -552,8 +562,37 @@ class Shadow:
             run["kendall_tau"] = difference.kendall_tau
             run["jaccard"] = difference.jaccard
             run["top1_changed"] = difference.top1_changed
-        assert self.store is not None
-        self.store.log_shadow_run(run)
+        run["created_at"] = datetime.now(UTC)
+        self._rows.append(run)
+        if len(self._rows) >= BATCH_ROWS:
+            self.flush()
+        elif self._timer is None and not self._final:
+            self._timer = threading.Timer(BATCH_SECONDS, self._flush_soon)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _flush_soon(self) -> None:
+        """The batch's time is up: its writing joins the logging thread's queue."""
+        if not self._final:
+            self.submit(self.flush)
+
+    def flush(self, final: bool = False) -> None:
+        """Write the pairs waiting, in one transaction (in the logging thread, or once it
+        has stopped: ``final``, after which nothing waits any more). Batching makes a pair
+        cost a share of one commit and one sync to disk rather than its own: the store's
+        durability is unchanged (WAL, SQLite's default synchronous mode)."""
+        timer, self._timer = self._timer, None
+        if timer is not None:
+            timer.cancel()
+        if final:
+            self._final = True
+        rows, self._rows = self._rows, []
+        if not rows or self.store is None:
+            return
+        try:
+            self.store.log_shadow_runs(rows)
+        except Exception as error:  # the agent's calls are not concerned
+            warn(f"{len(rows)} shadow runs were not stored: {type(error).__name__}: {error}")
 
     def _warn(self, kind: str, message: str) -> None:
         """The first message of each kind (the rest are counted in the summary)."""

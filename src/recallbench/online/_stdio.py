@@ -26,6 +26,12 @@ LIMIT = 1 << 30
 """Longest line read (an agent may write a large memory; the HTTP proxy takes 256 MiB)."""
 
 
+def pipes() -> bool:
+    """Whether standard input and output are pipes or sockets (:func:`loop_stdio` serves
+    them on the event loop)."""
+    return _is_pipe(0) and _is_pipe(1)
+
+
 def _is_pipe(fd: int) -> bool:
     try:
         mode = os.fstat(fd).st_mode
@@ -40,6 +46,11 @@ class LineReader:
 
     def __init__(self, stream: asyncio.StreamReader) -> None:
         self._stream = stream
+
+    @property
+    def stream(self) -> asyncio.StreamReader:
+        """The bytes underneath (the relay reads lines as bytes)."""
+        return self._stream
 
     def __aiter__(self) -> LineReader:
         return self
@@ -58,6 +69,11 @@ class LineWriter:
         self._transport = transport
         self._writer = asyncio.StreamWriter(transport, protocol, None, asyncio.get_running_loop())
 
+    @property
+    def writer(self) -> asyncio.StreamWriter:
+        """The bytes underneath (the relay writes lines as bytes)."""
+        return self._writer
+
     async def write(self, text: str) -> None:
         self._writer.write(text.encode("utf-8"))
 
@@ -69,7 +85,7 @@ class LineWriter:
 async def loop_stdio() -> AsyncIterator[tuple[LineReader, LineWriter] | None]:
     """(reader, writer) on private duplicates of descriptors 0 and 1, or None when either
     is not a pipe or socket (the caller then uses the SDK's own)."""
-    if not (_is_pipe(0) and _is_pipe(1)):
+    if not pipes():
         yield None
         return
     loop = asyncio.get_running_loop()
