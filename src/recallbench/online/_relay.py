@@ -570,3 +570,138 @@ def _error(code: int, message: str) -> BaseException:
     from mcp.shared.exceptions import MCPError
 
     return MCPError(code, message)
+
+
+CLIENT_INFO = {"name": "mcp", "version": "0.1.0"}
+"""How the proxy introduces itself to a candidate (the SDK client's default, as before)."""
+
+
+class LineClient:
+    """The shadow's candidate over stdio, as JSON-RPC lines: what :class:`~recallbench.
+    online._shadow.Shadow` asks of :class:`~recallbench.online._upstream.Upstream`
+    (``lost``, :meth:`tool_names`, :meth:`call_tool`) without the SDK's session, whose
+    task hops and parsing ran on the proxy's event loop while the agent's next call was in
+    flight (issue 20). Errors are the SDK path's: the server's JSON-RPC errors, a
+    ``REQUEST_TIMEOUT`` after ``call_timeout``, ``CONNECTION_CLOSED`` when it exits (then
+    ``lost`` is set). The server's own requests get the SDK client's answers (``ping``: an
+    empty result; others: method not found); its notifications are ignored."""
+
+    def __init__(self, upstream: RelayUpstream) -> None:
+        self.upstream = upstream
+        self.launch = upstream.launch
+        self.lost = upstream.lost
+        self._waiting: dict[Any, asyncio.Future[dict[str, Any]]] = {}
+        self._count = 0
+        self._reader: asyncio.Task[None] | None = None
+
+    @classmethod
+    async def connect(cls, launch: Launch, stack: AsyncExitStack) -> LineClient:
+        """Start the server and perform the handshake; stopped when ``stack`` closes.
+        SystemUnderTestError when it cannot start (as the SDK path says it)."""
+        from mcp_types import LATEST_PROTOCOL_VERSION
+
+        client = cls(await RelayUpstream.start(launch, stack))
+        client._reader = asyncio.ensure_future(client._read())
+        stack.callback(client._reader.cancel)
+        params = {
+            "protocolVersion": LATEST_PROTOCOL_VERSION,
+            "capabilities": {},
+            "clientInfo": CLIENT_INFO,
+        }
+        try:
+            await client.request("initialize", params, launch.startup_timeout)
+        except Exception as error:
+            if getattr(error, "code", None) == REQUEST_TIMEOUT:
+                raise SystemUnderTestError(
+                    f"{launch.name}: server did not start within {launch.startup_timeout} s"
+                ) from None
+            raise SystemUnderTestError(f"{launch.name}: server failed to start: {error}") from None
+        client._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return client
+
+    async def call_tool(self, name: str, arguments: Any) -> dict[str, Any]:
+        """``tools/call``: the result as the JSON object the server sent."""
+        return await self.request("tools/call", {"name": name, "arguments": arguments})
+
+    async def tool_names(self) -> list[str]:
+        """The names of all the server's tools (every page)."""
+        names: list[str] = []
+        cursor: Any = None
+        while True:
+            page = await self.request("tools/list", {"cursor": cursor} if cursor else {})
+            names += [str(tool.get("name")) for tool in page.get("tools") or []]
+            cursor = page.get("nextCursor")
+            if not cursor:
+                return names
+
+    async def request(
+        self, method: str, params: dict[str, Any], timeout: float | None = None
+    ) -> dict[str, Any]:
+        """Send a request; its result. ``MCPError`` for the server's error, a timeout or a
+        closed connection (the messages of :meth:`Upstream.request`)."""
+        from mcp.shared.exceptions import MCPError
+
+        name = self.launch.name
+        if self.lost.is_set():
+            raise MCPError(CONNECTION_CLOSED, f"recallbench proxy: {name} closed the connection")
+        self._count += 1
+        ident = self._count
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._waiting[ident] = future
+        self._send({"jsonrpc": "2.0", "id": ident, "method": method, "params": params})
+        timeout = self.launch.call_timeout if timeout is None else timeout
+        try:
+            answer = await asyncio.wait_for(future, timeout)
+        except TimeoutError:
+            cancel = {"requestId": ident, "reason": "timeout"}
+            self._send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})
+            message = (
+                f"recallbench proxy: {name} did not answer {method} within {timeout:g} s "
+                "(the profile's call_timeout)"
+            )
+            raise MCPError(REQUEST_TIMEOUT, message) from None
+        finally:
+            self._waiting.pop(ident, None)
+        result = answer.get("result")
+        if isinstance(result, dict):
+            return result
+        error = answer.get("error")
+        error = error if isinstance(error, dict) else {}
+        raise MCPError(int(error.get("code", 0)), str(error.get("message", "")), error.get("data"))
+
+    def _send(self, message: dict[str, Any]) -> None:
+        stdin = self.upstream.process.stdin
+        if stdin is not None and not stdin.is_closing():
+            stdin.write(_dump(message))
+
+    async def _read(self) -> None:
+        stdout = self.upstream.process.stdout
+        assert stdout is not None
+        while line := await stdout.readline():
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(message, dict):
+                continue
+            ident, method = message.get("id"), message.get("method")
+            if method is None:
+                future = self._waiting.get(ident) if type(ident) is int else None
+                if future is not None and not future.done():
+                    future.set_result(message)
+            elif ident is not None:  # the server's own request
+                if method == "ping":
+                    self._send({"jsonrpc": "2.0", "id": ident, "result": {}})
+                else:
+                    unknown = {"code": -32601, "message": "Method not found"}
+                    self._send({"jsonrpc": "2.0", "id": ident, "error": unknown})
+        self._gone()
+
+    def _gone(self) -> None:
+        from mcp.shared.exceptions import MCPError
+
+        self.lost.set()
+        message = f"recallbench proxy: {self.launch.name} closed the connection (it exited)"
+        for future in self._waiting.values():
+            if not future.done():
+                future.set_exception(MCPError(CONNECTION_CLOSED, message))

@@ -32,7 +32,7 @@ import anyio
 from recallbench.core import ConfigError
 from recallbench.online._guard import Guard, new_token
 from recallbench.online._proxy import Proxy, Watch, warn
-from recallbench.online._relay import Relay, RelayUpstream
+from recallbench.online._relay import LineClient, Relay, RelayUpstream
 from recallbench.online._shadow import Shadow
 from recallbench.online._stdio import loop_stdio, pipes
 from recallbench.online._upstream import (
@@ -203,7 +203,12 @@ async def _shadow(options: ProxyOptions, stack: AsyncExitStack) -> Shadow | None
     if options.profile is None:
         raise ConfigError("--shadow needs --profile (its tools say what to mirror)")
     workdir = _workdir(candidate, options.shadow_store_dir, stack)
-    upstream = await Upstream.connect(profile_launch(candidate, workdir), stack)
+    launch = profile_launch(candidate, workdir)
+    upstream: Upstream | LineClient
+    if options.relay and launch.transport == "stdio":  # lines, not the SDK's session
+        upstream = await LineClient.connect(launch, stack)
+    else:
+        upstream = await Upstream.connect(launch, stack)
     try:
         store = open_store(options.store_url, workspace=options.workspace)
     except Exception as error:

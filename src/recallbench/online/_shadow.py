@@ -64,6 +64,7 @@ from recallbench.stats._rankdiff import rank_difference
 from recallbench.systems._answers import fill, hit_text, select, text_of
 
 if TYPE_CHECKING:
+    from recallbench.online._relay import LineClient
     from recallbench.online._upstream import Upstream
     from recallbench.store import Store
     from recallbench.systems._profile import Ingest, Profile
@@ -252,7 +253,7 @@ class Shadow:
 
     def __init__(
         self,
-        candidate: Upstream,
+        candidate: Upstream | LineClient,
         primary: Profile,
         profile: Profile,
         percent: float = DEFAULT_PERCENT,
@@ -473,12 +474,9 @@ class Shadow:
         self._send.close()
 
     async def _call(self, tool: str, arguments: Any) -> dict[str, Any]:
-        import mcp_types as types
-
         if self.candidate.lost.is_set():
             raise RuntimeError(f"{self.profile.name} exited")
-        params = types.CallToolRequestParams(name=tool, arguments=arguments)
-        return await self.candidate.request(types.CallToolRequest(params=params))
+        return await self.candidate.call_tool(tool, arguments)
 
     async def _write(self, calls: tuple[Any, ...]) -> None:
         self.stats.writes += 1

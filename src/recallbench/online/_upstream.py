@@ -152,6 +152,13 @@ class Upstream:
             raise
         return answer
 
+    async def call_tool(self, name: str, arguments: Any) -> dict[str, Any]:
+        """``tools/call`` of ``name``: the result as the JSON object the server sent."""
+        import mcp_types as types
+
+        params = types.CallToolRequestParams(name=name, arguments=arguments)
+        return await self.request(types.CallToolRequest(params=params))
+
     async def tool_names(self) -> list[str]:
         """The names of all the server's tools (every page)."""
         import mcp_types as types
