@@ -15,6 +15,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from recallbench.online._proxy import text_id
 from recallbench.online._relay import NO_ID, id_key, response_id
 from recallbench.store import open_store
@@ -315,3 +317,35 @@ def test_the_server_dying_mid_call_ends_the_proxy_with_status_2(tmp_path: Path) 
     }
     assert status == 2
     assert "dying on purpose" in stderr and "the memory server closed" in stderr
+
+
+def test_the_candidate_s_line_client_lists_calls_and_sees_the_server_exit(
+    tmp_path: Path,
+) -> None:
+    """The shadow's candidate over lines: its tools (the handshake done by the client),
+    a call answered as the server's JSON, and the connection-closed error when the
+    server exits mid-call."""
+    from contextlib import AsyncExitStack
+
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import CONNECTION_CLOSED
+
+    from recallbench.online._relay import LineClient
+    from recallbench.online._upstream import profile_launch
+    from recallbench.systems._profile import load_profile
+
+    async def scenario() -> tuple[list[str], dict[str, Any], int, bool]:
+        launch = profile_launch(load_profile(profile(tmp_path)), tmp_path)
+        async with AsyncExitStack() as stack:
+            client = await LineClient.connect(launch, stack)
+            names = await client.tool_names()
+            found = await client.call_tool("search", {"query": "deploys"})
+            with pytest.raises(MCPError) as died:
+                await client.call_tool("die", {})
+            await asyncio.wait_for(client.lost.wait(), GUARD)
+            return names, found, died.value.error.code, client.lost.is_set()
+
+    names, found, code, lost = run(scenario())
+    assert names == ["search", "write", "ask", "die", "seen"]
+    assert found == {"content": [{"type": "text", "text": "deploys: a note"}]}
+    assert code == CONNECTION_CLOSED and lost
