@@ -6,17 +6,26 @@ with --entities entities, then makes --calls search_nodes calls back to back, ea
 alone with perf_counter_ns. The two are measured in alternating rounds (--rounds), so that
 load from other jobs falls on both alike. Prints each side's p50 / p90 / p99 in
 milliseconds, the added median and the ratio, and checks the target: at most 0.5 ms added
-at the median. --profile FILE also runs the proxy under cProfile and writes its statistics
-there (where the proxy's time goes; not timed). Exit status 1 when the target is missed.
+at the median, paired by round (the median over rounds of the difference of the two sides'
+medians in that round: robust to load from other jobs that drifts between rounds).
+--baseline SRC also times the proxy of another checkout's sources (before / after in one
+run). --profile FILE also runs the proxy under cProfile in the last round and writes its
+statistics there (where the proxy's time goes; not timed). Writes
+benchmarks/results/proxy_overhead.md with the machine and its load (--no-write: not).
+Exit status 1 when the target is missed.
 
     python benchmarks/proxy_overhead.py
     python benchmarks/proxy_overhead.py --calls 2000 --profile /tmp/proxy.prof
+    git archive HEAD~3 src | tar -x -C /tmp/before && \
+        python benchmarks/proxy_overhead.py --baseline /tmp/before/src
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime
+import json
 import os
 import platform
 import statistics
@@ -26,6 +35,7 @@ import time
 from pathlib import Path
 
 TARGET_MS = 0.5
+RESULTS = Path(__file__).parent / "results" / "proxy_overhead.md"
 
 
 def percentiles(values: list[float]) -> dict[str, float]:
@@ -62,7 +72,8 @@ def commands(folder: Path, profile_out: Path | None, baseline: Path | None) -> d
     ]
     sides = {"direct": direct, "proxy": proxied}
     if baseline is not None:  # the same command, run from another checkout's sources
-        sides["baseline"] = ["env", f"PYTHONPATH={baseline}", *proxied]
+        plain = proxied[len(runner) :]  # not profiled: the profile is this checkout's proxy
+        sides["baseline"] = ["env", f"PYTHONPATH={baseline}", sys.executable, *plain]
         sides["baseline"][sides["baseline"].index("--store-dir") + 1] += "-baseline"
     return sides
 
@@ -140,8 +151,13 @@ def main(argv: list[str] | None = None) -> int:
         metavar="SRC",
         help="also time the proxy of another checkout's src folder (e.g. from `git archive`)",
     )
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
+    host = machine()
     samples: dict[str, list[float]] = {"direct": [], "proxy": [], "baseline": []}
+    rounds: dict[str, list[float]] = {}
+    """Side -> its median in each round (the sides take turns within a round)."""
     with tempfile.TemporaryDirectory(prefix="recallbench-proxy-bench-") as name:
         folder = Path(name)
         for round_ in range(args.rounds):
@@ -149,33 +165,84 @@ def main(argv: list[str] | None = None) -> int:
             for side, command in commands(folder, profile_out, args.baseline).items():
                 env = {**os.environ, "MEMORY_FILE_PATH": str(folder / f"{side}.jsonl")}
                 calls = session_calls(command, env, args.entities, args.calls, side)
-                samples[side] += asyncio.run(calls)
+                timings = asyncio.run(calls)
+                samples[side] += timings
+                rounds.setdefault(side, []).append(statistics.median(timings))
                 (folder / f"{side}.jsonl").unlink(missing_ok=True)
     shown = {side: percentiles(values) for side, values in samples.items() if values}
-    direct, proxy = shown["direct"], shown["proxy"]
-    added = proxy["p50"] - direct["p50"]
-    print(
+    header = (
         f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, Python "
         f"{platform.python_version()}; server-memory over stdio, {args.entities} entities, "
         f"{args.rounds} x {args.calls} search_nodes calls per side"
     )
-    for side, values in shown.items():
-        cells = "  ".join(f"{key} {value:7.3f}" for key, value in values.items())
-        print(f"{side:<8} ms  {cells}")
     cpu = {side: statistics.median(values) for side, values in CPU.items()}
-    print(
-        "CPU ms per call behind the client (median of rounds; /proc, 10 ms ticks): "
-        + ", ".join(f"{side} {value:.3f}" for side, value in cpu.items())
+    lines = ["| side | p50 ms | p90 ms | p99 ms | CPU ms per call behind the client |",
+             "|---|---|---|---|---|"]  # fmt: skip
+    for side, values in shown.items():
+        lines.append(
+            f"| {side} | {values['p50']:.3f} | {values['p90']:.3f} | {values['p99']:.3f} | "
+            f"{cpu.get(side, float('nan')):.3f} |"
+        )
+    added = {
+        side: statistics.median(
+            mine - base for mine, base in zip(rounds[side], rounds["direct"], strict=True)
+        )
+        for side in shown
+        if side != "direct"
+    }
+    lines.append("")
+    for side, extra in added.items():
+        ratio = shown[side]["p50"] / shown["direct"]["p50"]
+        lines.append(
+            f"- {side}: added median {extra:.3f} ms (paired by round); pooled p50 "
+            f"{side} / direct {ratio:.2f}x"
+        )
+    lines.append(
+        "- Per-round medians (ms): "
+        + "; ".join(
+            f"{side} " + " ".join(f"{value:.2f}" for value in values)
+            for side, values in rounds.items()
+        )
     )
-    for side in sorted(shown.keys() - {"direct"}):
-        extra = shown[side]["p50"] - direct["p50"]
-        ratio = shown[side]["p50"] / direct["p50"]
-        print(f"{side}: added median {extra:.3f} ms; {side} / direct {ratio:.2f}x")
+    passed = added["proxy"] <= TARGET_MS
+    lines.append(
+        f"\n{'PASS' if passed else 'FAIL'}  the proxy adds <= {TARGET_MS:g} ms to the median "
+        f"call ({added['proxy']:.3f} ms; CPU ms per call behind the client from /proc, 10 ms "
+        "ticks)"
+    )
+    text = "\n".join(lines)
+    print(header)
+    print(text)
+    if not args.no_write:
+        command = "python benchmarks/proxy_overhead.py " + " ".join(argv or sys.argv[1:])
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(
+            f"# the proxy's overhead over stdio\n\n`{command.strip()}`\n\n"
+            f"Machine: `{json.dumps(host)}`\n\n{header}\n\n{text}\n"
+        )
+        print(f"written: {args.out}")
     if args.profile:
         print(f"the proxy's profile (last round): {args.profile}")
-    passed = added <= TARGET_MS
-    print(f"{'PASS' if passed else 'FAIL'}  added median <= {TARGET_MS:g} ms")
     return 0 if passed else 1
+
+
+def machine() -> dict[str, object]:
+    """The machine and its load when the benchmark starts (written with the results)."""
+    model = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "cpu": model,
+        "cores": os.cpu_count(),
+        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+        "python": platform.python_version(),
+    }
 
 
 if __name__ == "__main__":
