@@ -256,16 +256,15 @@ class Relay:
                     self.writer.write(error_line(None, PARSE_ERROR, "Parse error"))
                 continue
             if not isinstance(message, dict) or not isinstance(message.get("method"), str):
-                self.server_in.write(line)  # an answer to the server's request (or its to judge)
+                self._to_server(line)  # an answer to the server's request (or its to judge)
             elif "id" not in message:
                 self._notification(message, line, group)
             else:
                 self._request(message, line)
-            await self.server_in.drain()
-            await self.writer.drain()
+            await self._drain()
 
     def _notification(self, message: dict[str, Any], line: bytes, group: TaskGroup) -> None:
-        self.server_in.write(line)
+        self._to_server(line)
         method = message["method"]
         if method == "notifications/cancelled":
             params = message.get("params")
@@ -299,10 +298,16 @@ class Relay:
             )
             if proxy.shadow is not None:
                 proxy.shadow.calls_started()
+        if self.upstream.lost.is_set():  # the proxy is stopping: no server to ask
+            closed = f"recallbench proxy: {self.upstream.launch.name} closed the connection"
+            self.writer.write(error_line(ident, CONNECTION_CLOSED, closed + " (it exited)"))
+            if call is not None and self.proxy.shadow is not None:
+                self.proxy.shadow.calls_ended()
+            return
         try:
             key = id_key(ident)
         except TypeError:  # an id JSON-RPC does not allow: the server answers as it does
-            self.server_in.write(line)
+            self._to_server(line)
             return
         timer = self._loop.call_later(self._timeout(method), self._timed_out, key)
         previous = self.waiting.get(key)
@@ -310,7 +315,21 @@ class Relay:
             previous.timer.cancel()
         self.waiting[key] = _Waiting(ident, method, timer, call)
         self._settled.clear()
-        self.server_in.write(line)
+        self._to_server(line)
+
+    def _to_server(self, line: bytes) -> None:
+        """Write to the server unless its input is closed (it exited: the reader sees the
+        end of its output and answers what waits)."""
+        if not self.server_in.is_closing():
+            self.server_in.write(line)
+
+    async def _drain(self) -> None:
+        """Wait while either side reads slower than we write; a side that went away is
+        not an error here (the server's end is seen by the reader, the agent's by EOF)."""
+        with suppress(ConnectionError):
+            await self.server_in.drain()
+        with suppress(ConnectionError):
+            await self.writer.drain()
 
     def _answer_own(self, ident: Any, name: str, arguments: dict[str, Any]) -> None:
         """One of the proxy's own tools, answered here (as the SDK path does, on the loop:
@@ -349,7 +368,7 @@ class Relay:
                     or not ("result" in message or "error" in message)
                 ):
                     write(line)  # a notification or a request of the server's: the agent's
-                    await self.writer.drain()
+                    await self._drain()
                     continue
                 ident = message["id"]
             try:
@@ -365,7 +384,7 @@ class Relay:
                     self._late.discard(key)
                 else:
                     write(line)
-                    await self.writer.drain()
+                    await self._drain()
                 continue
             if waiting.timer is not None:
                 waiting.timer.cancel()
@@ -376,7 +395,7 @@ class Relay:
                 self._answered(waiting.call, line)
             if not self.waiting:
                 self._settled.set()
-            await self.writer.drain()
+            await self._drain()
         self._server_gone()
 
     def _with_own_tools(self, line: bytes) -> bytes:
@@ -474,7 +493,7 @@ class Relay:
         self._late.add(key)
         self.writer.write(error_line(waiting.ident, REQUEST_TIMEOUT, message))
         cancel = {"requestId": waiting.ident, "reason": "timeout"}
-        self.server_in.write(
+        self._to_server(
             _dump({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})
         )
         self._failed(waiting, REQUEST_TIMEOUT, message)
@@ -529,8 +548,8 @@ class Relay:
         future: asyncio.Future[dict[str, Any]] = self._loop.create_future()
         self._own[ident] = future
         message = {"jsonrpc": "2.0", "id": ident, "method": method, "params": params}
-        self.server_in.write(_dump(message))
-        await self.server_in.drain()
+        self._to_server(_dump(message))
+        await self._drain()
         launch = self.upstream.launch
         try:
             answer = await asyncio.wait_for(future, launch.call_timeout)
