@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -322,7 +323,7 @@ def test_the_server_dying_mid_call_ends_the_proxy_with_status_2(tmp_path: Path) 
 def test_the_candidate_s_line_client_lists_calls_and_sees_the_server_exit(
     tmp_path: Path,
 ) -> None:
-    """The shadow's candidate over lines: its tools (the handshake done by the client),
+    """The shadow's candidate over lines, niced: its tools (the handshake done by the client),
     a call answered as the server's JSON, and the connection-closed error when the
     server exits mid-call."""
     from contextlib import AsyncExitStack
@@ -330,14 +331,17 @@ def test_the_candidate_s_line_client_lists_calls_and_sees_the_server_exit(
     from mcp.shared.exceptions import MCPError
     from mcp_types import CONNECTION_CLOSED
 
-    from recallbench.online._relay import LineClient
+    from recallbench.online._relay import NICE, LineClient
     from recallbench.online._upstream import profile_launch
     from recallbench.systems._profile import load_profile
 
     async def scenario() -> tuple[list[str], dict[str, Any], int, bool]:
         launch = profile_launch(load_profile(profile(tmp_path)), tmp_path)
         async with AsyncExitStack() as stack:
-            client = await LineClient.connect(launch, stack)
+            client = await LineClient.connect(launch, stack, NICE)
+            pid = client.upstream.process.pid
+            mine = os.getpriority(os.PRIO_PROCESS, 0)
+            assert os.getpriority(os.PRIO_PROCESS, pid) == min(19, mine + NICE)
             names = await client.tool_names()
             found = await client.call_tool("search", {"query": "deploys"})
             with pytest.raises(MCPError) as died:

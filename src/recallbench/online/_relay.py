@@ -140,9 +140,9 @@ class RelayUpstream:
         """Only for a Streamable HTTP server (a stdio server ends when its input closes)."""
 
     @classmethod
-    async def start(cls, launch: Launch, stack: AsyncExitStack) -> RelayUpstream:
+    async def start(cls, launch: Launch, stack: AsyncExitStack, nice: int = 0) -> RelayUpstream:
         """Start the server; it is stopped when ``stack`` closes. SystemUnderTestError when
-        it cannot be started."""
+        it cannot be started. ``nice``: added to its CPU niceness (see :data:`NICE`)."""
         try:
             process = await asyncio.create_subprocess_exec(
                 *launch.command,
@@ -155,6 +155,11 @@ class RelayUpstream:
             )
         except OSError as error:
             raise SystemUnderTestError(f"{launch.name}: server failed to start: {error}") from None
+        if nice:  # at once: what the process starts later (its threads, children) inherits it
+            with suppress(OSError):
+                os.setpriority(
+                    os.PRIO_PROCESS, process.pid, os.getpriority(os.PRIO_PROCESS, 0) + nice
+                )
         upstream = cls(launch, process)
         stack.push_async_callback(upstream.stop)
         return upstream
@@ -591,6 +596,12 @@ def _error(code: int, message: str) -> BaseException:
     return MCPError(code, message)
 
 
+NICE = 10
+"""Niceness added to a shadow candidate that nobody waits for (not when interleaving): on a
+machine busy with the agent's calls the scheduler serves the agent's server and the proxy
+first, and the candidate's searches take the time left (issue 20: the candidate's CPU,
+competing for two cores with the agent, its server and the proxy, was most of what
+mirroring every search added)."""
 CLIENT_INFO = {"name": "mcp", "version": "0.1.0"}
 """How the proxy introduces itself to a candidate (the SDK client's default, as before)."""
 
@@ -614,12 +625,13 @@ class LineClient:
         self._reader: asyncio.Task[None] | None = None
 
     @classmethod
-    async def connect(cls, launch: Launch, stack: AsyncExitStack) -> LineClient:
-        """Start the server and perform the handshake; stopped when ``stack`` closes.
-        SystemUnderTestError when it cannot start (as the SDK path says it)."""
+    async def connect(cls, launch: Launch, stack: AsyncExitStack, nice: int = 0) -> LineClient:
+        """Start the server (``nice``: see :data:`NICE`) and perform the handshake; stopped
+        when ``stack`` closes. SystemUnderTestError when it cannot start (as the SDK path
+        says it)."""
         from mcp_types import LATEST_PROTOCOL_VERSION
 
-        client = cls(await RelayUpstream.start(launch, stack))
+        client = cls(await RelayUpstream.start(launch, stack, nice))
         client._reader = asyncio.ensure_future(client._read())
         stack.callback(client._reader.cancel)
         params = {

@@ -32,7 +32,7 @@ import anyio
 from recallbench.core import ConfigError
 from recallbench.online._guard import Guard, new_token
 from recallbench.online._proxy import Proxy, Watch, warn
-from recallbench.online._relay import LineClient, Relay, RelayUpstream
+from recallbench.online._relay import NICE, LineClient, Relay, RelayUpstream
 from recallbench.online._shadow import Shadow
 from recallbench.online._stdio import loop_stdio, pipes
 from recallbench.online._upstream import (
@@ -206,7 +206,8 @@ async def _shadow(options: ProxyOptions, stack: AsyncExitStack) -> Shadow | None
     launch = profile_launch(candidate, workdir)
     upstream: Upstream | LineClient
     if options.relay and launch.transport == "stdio":  # lines, not the SDK's session
-        upstream = await LineClient.connect(launch, stack)
+        # nobody waits for it (unless interleaving): it yields the CPU to the agent's side
+        upstream = await LineClient.connect(launch, stack, 0 if options.interleave else NICE)
     else:
         upstream = await Upstream.connect(launch, stack)
     try:
