@@ -1,6 +1,11 @@
 """``recallbench proxy``: an MCP server that stands in front of a memory server, forwards
 every request to it, and logs what the agent searched, was shown and read.
 
+Two ways of serving share what is here (the logging, feedback, shadow and own tools): over
+stdio in front of a stdio server, :mod:`recallbench.online._relay` relays the JSON-RPC
+lines as bytes (issue 22: about a quarter of the SDK path's added latency); otherwise (Streamable
+HTTP on either side, ``--interleave``, a terminal) the SDK path described below.
+
 The proxy lists the upstream server's tools and exposes exactly those (names,
 descriptions, schemas as the server sent them), plus ``memory_validate`` when asked. A
 ``tools/call`` goes upstream unchanged and the answer comes back as the JSON the server

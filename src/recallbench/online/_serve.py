@@ -2,6 +2,10 @@
 and on the way out (end of input, SIGINT, SIGTERM) close the sessions and write the
 telemetry before the upstream server is stopped.
 
+Over stdio, in front of a stdio server, with standard input and output pipes or sockets and
+no ``--interleave``, the relay of JSON-RPC lines serves (:mod:`recallbench.online._relay`;
+``ProxyOptions.relay`` False: never); otherwise the SDK's server and client.
+
 Over stdio, a signal while the client still holds our input open may not end the reader
 (the SDK's, a thread blocked reading standard input, when it is not a pipe; ``_stdio``):
 after writing the telemetry, the proxy waits ``SIGNAL_GRACE`` seconds for a clean end, then

@@ -12,7 +12,12 @@ dark, so that the two rankings can be compared on real traffic.
 * Off the agent's path: the agent's answer is returned first; the handler only puts a job
   in a bounded queue (full: the job is dropped and counted). One task sends the jobs to the
   candidate in order (a search sees the writes before it); the pair of ranked lists is
-  written to ``shadow_runs`` from the proxy's logging thread.
+  parsed, compared and written to ``shadow_runs`` from the proxy's logging thread, in
+  batches (:data:`BATCH_ROWS` pairs or :data:`BATCH_SECONDS`, one transaction each: the
+  commit and its sync to disk were 5 ms per pair), the last batch when the proxy stops. A
+  stdio candidate is reached as JSON-RPC lines (:class:`~recallbench.online._relay.
+  LineClient`, not the SDK's session on the proxy's event loop) and runs niced (unless
+  interleaving), so that its CPU goes after the agent's server's and the proxy's.
 
 Interleaving (``--interleave``, Radlinski, Kurup & Joachims 2008): a sampled search is put
 in the candidate's queue *before* the agent's call goes to the primary (so it still comes

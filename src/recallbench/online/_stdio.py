@@ -1,4 +1,5 @@
-"""The proxy's own standard input and output on the event loop, for the SDK's stdio server.
+"""The proxy's own standard input and output on the event loop, for the SDK's stdio server
+and for the relay (:mod:`recallbench.online._relay`, which reads and writes the bytes).
 
 The SDK reads each line of standard input and writes (then flushes) each answer in a worker
 thread: three hops between threads per call, each a wake-up of the loop, which cost more
