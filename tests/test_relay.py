@@ -40,7 +40,7 @@ def answer(ident, result):
 def text(ident, value):
     answer(ident, {"content": [{"type": "text", "text": value}]})
 
-NAMES = ("search", "write", "ask", "die", "seen")
+NAMES = ("search", "write", "ask", "die", "seen", "slow")
 TOOLS = [{"name": name, "inputSchema": {"type": "object"}} for name in NAMES]
 seen, backlog = [], []
 
@@ -73,6 +73,10 @@ def handle(message):
                 backlog.append(reply)
             seen.append("response")
             text(ident, json.dumps(reply))
+        elif name == "slow":  # answers after the proxy's timeout (the test's profile: 1 s)
+            import time
+            time.sleep(2)
+            text(ident, "late")
         elif name == "die":
             print("scripted: dying on purpose", file=sys.stderr, flush=True)
             os._exit(3)
@@ -88,13 +92,14 @@ for line in sys.stdin:
 """
 
 
-def profile(tmp_path: Path) -> Path:
+def profile(tmp_path: Path, call_timeout: float = 30) -> Path:
     """A profile for the scripted server: text blocks, hits identified by their text."""
     server = tmp_path / "scripted.py"
     server.write_text(SERVER)
     path = tmp_path / "scripted.toml"
     path.write_text(
         f'name = "scripted"\n[server]\ncommand = {json.dumps([sys.executable, str(server)])}\n'
+        f"call_timeout = {call_timeout}\n"
         '[ingest]\ntool = "write"\nitem = { content = "{text}" }\n'
         '[search]\ntool = "search"\narguments = { query = "{query}" }\n'
         '[results]\nsource = "text_blocks"\nmatch = "content"\n'
@@ -139,9 +144,10 @@ class Agent:
 
 
 @asynccontextmanager
-async def relayed(tmp_path: Path, *options: str) -> AsyncIterator[Agent]:
+async def relayed(tmp_path: Path, *options: str, timeout: float = 30) -> AsyncIterator[Agent]:
+    command = ["proxy", "--profile", str(profile(tmp_path, timeout))]
     process = await asyncio.create_subprocess_exec(
-        *[sys.executable, "-m", "recallbench", "proxy", "--profile", str(profile(tmp_path))],
+        *[sys.executable, "-m", "recallbench", *command],
         *options,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
@@ -295,7 +301,7 @@ def test_the_proxy_s_own_tools_are_listed_and_answered_never_forwarded(tmp_path:
     tools, validated, seen = run(scenario())
     names = [tool["name"] for tool in tools["result"]["tools"]]
     assert names == [
-        *("search", "write", "ask", "die", "seen"),
+        *("search", "write", "ask", "die", "seen", "slow"),
         *("memory_validate", "recallbench_record_outcome"),
     ]
     assert text(validated).startswith("recorded:")
@@ -350,6 +356,29 @@ def test_the_candidate_s_line_client_lists_calls_and_sees_the_server_exit(
             return names, found, died.value.error.code, client.lost.is_set()
 
     names, found, code, lost = run(scenario())
-    assert names == ["search", "write", "ask", "die", "seen"]
+    assert names == ["search", "write", "ask", "die", "seen", "slow"]
     assert found == {"content": [{"type": "text", "text": "deploys: a note"}]}
     assert code == CONNECTION_CLOSED and lost
+
+
+def test_a_timeout_answers_the_agent_cancels_at_the_server_and_drops_the_late_answer(
+    tmp_path: Path,
+) -> None:
+    from mcp_types import REQUEST_TIMEOUT
+
+    async def scenario() -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+        async with relayed(tmp_path, timeout=1) as agent:
+            late = await agent.call(1, "slow")
+            after = await agent.call(2, "search", query="after")  # not the late answer
+            seen = json.loads(text(await agent.call(3, "seen")))
+            await agent.finish()
+        return late, after, seen
+
+    late, after, seen = run(scenario())
+    assert late["error"] == {
+        "code": REQUEST_TIMEOUT,
+        "message": "recallbench proxy: scripted did not answer tools/call within 1 s "
+        "(the profile's call_timeout)",
+    }
+    assert text(after) == "after: a note"
+    assert "notifications/cancelled" in seen

@@ -380,8 +380,9 @@ class Relay:
                 key = id_key(ident)
             except TypeError:
                 key = None
-            if type(ident) is str and ident.startswith(OWN_ID) and ident in self._own:
-                self._own_answer(ident, line)
+            if type(ident) is str and ident.startswith(OWN_ID) and key not in self.waiting:
+                if ident in self._own:  # the proxy's own request (late: dropped)
+                    self._own_answer(ident, line)
                 continue
             waiting = self.waiting.pop(key, None)
             if waiting is None:
