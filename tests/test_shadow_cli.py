@@ -5,6 +5,7 @@ rollback, history, flags; bad input exits 2 with a message and no traceback."""
 from __future__ import annotations
 
 import json
+import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -61,6 +62,10 @@ def fill(url: str, effect: float, n: int = 400, seed: int = 1) -> None:
                 }
             )
         store.log(feedback=[FeedbackEvent(e.query_id, e.kind, now, e.doc_id) for e in events])
+    # the last pair is stamped n ms after `now`: wait until it is in the past, else a
+    # command run at once would (rightly) not count the pairs still in its future
+    wait = (now + timedelta(milliseconds=n) - datetime.now(UTC)).total_seconds()
+    time.sleep(max(0.0, wait))
 
 
 def test_a_test_graduates_when_its_rule_says_so(db_url: str) -> None:
