@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 
-.PHONY: demo test lint typecheck pytest schemas bench clean test-llm browser record-judge-cache
+.PHONY: demo test servers lint typecheck pytest schemas bench clean test-llm browser record-judge-cache
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,7 +22,7 @@ $(VENV)/.installed-dev: $(VENV)/.installed pyproject.toml
 demo: $(VENV)/.installed
 	$(BIN)/recallbench run --out out
 
-test: $(VENV)/.installed-dev browser lint typecheck pytest
+test: $(VENV)/.installed-dev browser servers lint typecheck pytest
 
 # Debian's Chromium for the report.html tests (Playwright drives it; its own browser
 # download is never used). Root installs it; without it the browser tests skip, unless
@@ -31,6 +31,14 @@ browser:
 	@test -x /usr/bin/chromium || { [ "$$(id -u)" = 0 ] && export DEBIAN_FRONTEND=noninteractive \
 		&& apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null; } \
 		|| echo "no /usr/bin/chromium and no root to install it: browser tests will skip"
+
+# The real memory servers the tests start (npm and PyPI), installed before the tests run
+# into the folder the test fixture uses; the fixture finds them there (installing is idempotent).
+SERVERS := server-memory mcp-memory-libsql agentrecall basic-memory
+servers: $(VENV)/.installed-dev
+	@for name in $(SERVERS); do \
+		RECALLBENCH_HOME=$(CURDIR)/.cache/recallbench-home $(BIN)/recallbench systems install $$name \
+			|| exit 1; done
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check src tests benchmarks
