@@ -27,10 +27,8 @@ PYTHONDONTWRITEBYTECODE (compiling every module each time cost ~40 ms a process 
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -41,6 +39,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _generate import generate
+from _machine import machine as describe_machine
 from evaluate_speed import PYTREC
 
 CASES = {  # name: (queries, depth, judged)
@@ -79,29 +78,16 @@ print(json.dumps({"first": times[0], "then": statistics.median(times[1:])}))
 
 def machine() -> dict[str, object]:
     """What the numbers were measured on."""
-    model = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
     import numpy
     import pyarrow
     import pytrec_eval
 
-    return {
-        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "cpu": model,
-        "cores": os.cpu_count(),
-        "cores_used": len(os.sched_getaffinity(0)),
-        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
-        "python": platform.python_version(),
-        "numpy": numpy.__version__,
-        "pyarrow": pyarrow.__version__,
-        "pytrec_eval": pytrec_eval.__version__,
-    }
+    return describe_machine(
+        cores_used=len(os.sched_getaffinity(0)),
+        numpy=numpy.__version__,
+        pyarrow=pyarrow.__version__,
+        pytrec_eval=pytrec_eval.__version__,
+    )
 
 
 def child_environment() -> dict[str, str]:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import datetime
 import json
 import os
 import platform
@@ -33,6 +32,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _machine import machine
 
 TARGET_MS = 0.5
 RESULTS = Path(__file__).parent / "results" / "proxy_overhead.md"
@@ -224,25 +226,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.profile:
         print(f"the proxy's profile (last round): {args.profile}")
     return 0 if passed else 1
-
-
-def machine() -> dict[str, object]:
-    """The machine and its load when the benchmark starts (written with the results)."""
-    model = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {
-        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "cpu": model,
-        "cores": os.cpu_count(),
-        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
-        "python": platform.python_version(),
-    }
 
 
 if __name__ == "__main__":

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import datetime
 import json
 import os
 import platform
@@ -38,7 +37,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-
+from _machine import machine
 from proxy_overhead import CPU, cpu_seconds, percentiles
 
 TARGET_MS = 1.0
@@ -161,24 +160,6 @@ def commands(
             str(candidate_store(folder / f"ic{tag}", entities)),
             "--interleave",
         ],
-    }
-
-
-def machine() -> dict[str, object]:
-    model = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {
-        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "cpu": model,
-        "cores": os.cpu_count(),
-        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
-        "python": platform.python_version(),
     }
 
 

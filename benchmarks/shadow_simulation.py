@@ -48,10 +48,7 @@ Prints a Markdown table and writes benchmarks/results/shadow_simulation.md with 
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import os
-import platform
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -65,6 +62,9 @@ from scipy import special, stats
 
 from recallbench.stats._interleaving import team_draft
 from recallbench.stats._msprt import MsprtSettings, first_rejections
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _machine import machine as describe_machine
 
 FloatArray = NDArray[np.float64]
 RESULTS = Path(__file__).parent / "results" / "shadow_simulation.md"
@@ -324,25 +324,9 @@ def sensitivity(users: int, power: float = 0.8) -> Sensitivity:
 
 def machine() -> dict[str, object]:
     """What the numbers were computed on."""
-    model = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
     import scipy
 
-    return {
-        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "cpu": model,
-        "cores": os.cpu_count(),
-        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "scipy": scipy.__version__,
-    }
+    return describe_machine(numpy=np.__version__, scipy=scipy.__version__)
 
 
 def timed(function: Callable[..., Any], *args: Any) -> tuple[Any, float]:
