@@ -125,7 +125,8 @@ def test_a_server_memory_candidate_mirrors_writes_and_sampled_searches(
         session(proxy_command("--profile", "server-memory", "--store", f"{url}-plain"), calls())
     )
     assert answers == plain  # the agent sees exactly what it sees without a shadow
-    assert "shadow: 1 writes and 4 searches mirrored (3 searches not sampled)" in stderr
+    # the create and the late add_observations: the same server, so every write goes as it came
+    assert "shadow: 2 writes and 4 searches mirrored (3 searches not sampled)" in stderr
     assert "0 candidate errors, 0 dropped" in stderr
 
     with open_store(url) as store:
@@ -147,7 +148,7 @@ def test_a_server_memory_candidate_mirrors_writes_and_sampled_searches(
         assert (run["kendall_tau"], run["jaccard"], run["top1_changed"]) == (1.0, 1.0, False)
         assert run["ab_test_id"] is None
     stored = (candidate_dir / "memory.jsonl").read_text()
-    assert all(name in stored for name in NOTES) and "10:30" not in stored  # ingest only
+    assert all(name in stored for name in NOTES) and "10:30" in stored  # the update too
 
 
 FLAKY_SERVER = """
@@ -321,7 +322,7 @@ def test_a_full_queue_drops_and_counts(installed_servers: Path) -> None:
             shadow.observe("search_nodes", {"query": query}, {"content": []}, 1.0, query)
             assert time.perf_counter() - started < 0.05
         shadow.observe("create_entities", WRITE[1], {"content": [], "isError": True}, 1.0, None)
-        shadow.observe("read_graph", {}, {"content": []}, 1.0, None)  # neither: ignored
+        shadow.observe("open_nodes", {"names": ["x"]}, {"content": []}, 1.0, None)  # a read
         assert shadow.stats.dropped == 2
         shadow.close()
         shadow.observe("search_nodes", {"query": "d"}, {"content": []}, 1.0, "d")
@@ -329,6 +330,43 @@ def test_a_full_queue_drops_and_counts(installed_servers: Path) -> None:
 
     stats = asyncio.run(scenario()).stats
     assert (stats.dropped, stats.writes, stats.searches) == (4, 0, 0)
+
+
+def test_the_same_server_gets_every_write_but_not_reads(installed_servers: Path) -> None:
+    """A candidate of the primary's own kind gets the agent's other accepted calls as they
+    came (an update here), but not its search, its read tools, nor what the server
+    annotates read-only; a call the primary refused is not mirrored."""
+    memory = load_profile(shipped_profiles()["server-memory"])
+
+    class Listed:
+        lost = asyncio.Event()
+
+        async def tools(self) -> list[dict[str, Any]]:
+            return [
+                {"name": name, "annotations": {"readOnlyHint": name == "read_graph"}}
+                for name in ("create_entities", "add_observations", "read_graph", "search_nodes")
+            ]
+
+    async def scenario() -> list[Any]:
+        shadow = Shadow(Listed(), memory, memory, percent=0, size=10)  # type: ignore[arg-type]
+        await shadow.check_tools()
+        ok = {"content": []}
+        shadow.observe("add_observations", LATE[1], ok, 1.0, None)
+        shadow.observe("add_observations", LATE[1], {"content": [], "isError": True}, 1.0, None)
+        shadow.observe("read_graph", {}, ok, 1.0, None)
+        shadow.observe("open_nodes", {"names": ["standup"]}, ok, 1.0, None)
+        shadow.observe("search_nodes", {"query": "x"}, ok, 1.0, "q")  # sampled out at 0%
+        jobs = []
+        while True:
+            try:
+                jobs.append(shadow._receive.receive_nowait())
+            except Exception:
+                return jobs
+
+    jobs = asyncio.run(scenario())
+    assert [(job.kind, job.tool, job.calls) for job in jobs] == [
+        ("write", "add_observations", (LATE[1],))
+    ]
 
 
 def test_usage_errors(tmp_path: Path) -> None:

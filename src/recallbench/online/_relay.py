@@ -657,14 +657,18 @@ class LineClient:
 
     async def tool_names(self) -> list[str]:
         """The names of all the server's tools (every page)."""
-        names: list[str] = []
+        return [str(tool.get("name")) for tool in await self.tools()]
+
+    async def tools(self) -> list[dict[str, Any]]:
+        """All the server's tools as it listed them (every page)."""
+        tools: list[dict[str, Any]] = []
         cursor: Any = None
         while True:
             page = await self.request("tools/list", {"cursor": cursor} if cursor else {})
-            names += [str(tool.get("name")) for tool in page.get("tools") or []]
+            tools += [tool for tool in page.get("tools") or [] if isinstance(tool, dict)]
             cursor = page.get("nextCursor")
             if not cursor:
-                return names
+                return tools
 
     async def request(
         self, method: str, params: dict[str, Any], timeout: float | None = None

@@ -5,7 +5,12 @@ dark, so that the two rankings can be compared on real traffic.
 * Writes: every call of the primary profile's ingest tool that the primary accepted goes to
   the candidate too. With the same ingest tool and item template the arguments go as they
   came; otherwise each item is read back through the primary's template (the strings that
-  are exactly ``{id}``, ``{text}``, ``{title}``) and written with the candidate's.
+  are exactly ``{id}``, ``{text}``, ``{title}``) and written with the candidate's. When the
+  candidate is the same server as the primary (the same install and command, another
+  store or settings), every other call the primary accepted but its search and read tools
+  goes to the candidate as it came, so that updates and deletes keep both stores in step
+  (tools the server annotates ``readOnlyHint`` are not mirrored);
+  between different servers there is no mapping for them, and they are not mirrored.
 * Searches: sampled by the sha256 of the query text (:func:`sampled`), so the same query
   is always in or always out; the candidate gets the primary's arguments (same tool and
   template) or its own template filled with the query and ``k``.
@@ -219,7 +224,9 @@ class Pending:
 class Job:
     kind: Literal["write", "search"]
     calls: tuple[Any, ...] = ()
-    """For a write: the candidate's ingest arguments, one call each."""
+    """For a write: the candidate's arguments, one call each."""
+    tool: str | None = None
+    """For a write: the candidate's tool (None: its ingest tool)."""
     search: Mirrored | None = None
     pending: Pending | None = None
     """For an interleaved search (``search`` is then None)."""
@@ -281,6 +288,10 @@ class Shadow:
         """Runs the row writing; the proxy sets its logging thread's queue here."""
         self.stats = ShadowStats()
         self._query_path = query_path(primary.search.arguments)
+        kind = (primary.install, primary.server.command)
+        self._verbatim = kind == (profile.install, profile.server.command)
+        """Mirror the primary's other accepted calls as they came (updates, deletes)."""
+        self._not_mirrored = {primary.search.tool, *(r.tool for r in primary.proxy.read_tools)}
         self._reader = mirrored_reader(profile)
         self._send, self._receive = anyio.create_memory_object_stream[Job](size)
         self._closed = False
@@ -298,7 +309,14 @@ class Shadow:
         """SystemUnderTestError when the candidate lacks its ingest or search tool."""
         from recallbench.core import SystemUnderTestError
 
-        names = set(await self.candidate.tool_names())
+        tools = await self.candidate.tools()
+        names = {str(tool.get("name")) for tool in tools}
+        # what the server marks read-only changes nothing: not worth mirroring verbatim
+        self._not_mirrored |= {
+            str(tool.get("name"))
+            for tool in tools
+            if (tool.get("annotations") or {}).get("readOnlyHint") is True
+        }
         for tool in (self.profile.ingest.tool, self.profile.search.tool):
             if tool not in names:
                 raise SystemUnderTestError(
@@ -324,6 +342,9 @@ class Shadow:
                     calls = write_calls(self.primary.ingest, self.profile.ingest, arguments)
                     if calls:
                         self._offer(Job("write", calls=tuple(calls)))
+            elif self._verbatim and tool not in self._not_mirrored and answer is not None:
+                if not answer.get("isError"):
+                    self._offer(Job("write", calls=(dict(arguments),), tool=tool))
             elif tool == self.primary.search.tool and not self.interleave:
                 query = self._query(tool, arguments)
                 if query is None:
@@ -463,7 +484,7 @@ class Shadow:
                     if self._closed:
                         return
                 if job.kind == "write":
-                    await self._write(job.calls)
+                    await self._write(job.calls, job.tool)
                 elif job.pending is not None:
                     await self._answer(job.pending)
                 elif job.search is not None:
@@ -483,11 +504,11 @@ class Shadow:
             raise RuntimeError(f"{self.profile.name} exited")
         return await self.candidate.call_tool(tool, arguments)
 
-    async def _write(self, calls: tuple[Any, ...]) -> None:
+    async def _write(self, calls: tuple[Any, ...], tool: str | None = None) -> None:
         self.stats.writes += 1
         for arguments in calls:
             try:
-                answer = await self._call(self.profile.ingest.tool, arguments)
+                answer = await self._call(tool or self.profile.ingest.tool, arguments)
                 if answer.get("isError"):
                     raise RuntimeError(text_of([c.get("text") for c in answer.get("content", [])]))
             except Exception as error:

@@ -161,17 +161,21 @@ class Upstream:
 
     async def tool_names(self) -> list[str]:
         """The names of all the server's tools (every page)."""
+        return [str(tool.get("name")) for tool in await self.tools()]
+
+    async def tools(self) -> list[dict[str, Any]]:
+        """All the server's tools as it listed them (every page)."""
         import mcp_types as types
 
-        names: list[str] = []
+        tools: list[dict[str, Any]] = []
         cursor: str | None = None
         while True:
             params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
             page = await self.request(types.ListToolsRequest(params=params))
-            names.extend(str(tool.get("name")) for tool in page.get("tools", []))
+            tools.extend(tool for tool in page.get("tools", []) if isinstance(tool, dict))
             cursor = page.get("nextCursor")
             if not cursor:
-                return names
+                return tools
 
 
 async def _stdio(launch: Launch, stack: AsyncExitStack) -> tuple[Any, Any]:
