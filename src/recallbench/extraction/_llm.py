@@ -23,7 +23,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from pydantic import JsonValue
 
@@ -39,6 +39,7 @@ from recallbench.extraction._formats import (
 )
 from recallbench.judges._judgment import JudgeStats, Judgment
 from recallbench.judges._provider import JsonSchema, UnparseableOutputError, schema_problem
+from recallbench.judges._run import JudgeRun
 from recallbench.judges._setup import JudgeSetup, judge_all
 from recallbench.judges._tasks import JudgeTask
 
@@ -238,8 +239,12 @@ def _failure(key: str, ident: str, judgment: Judgment[Any]) -> dict[str, JsonVal
     return {key: ident, "reason": judgment.failure, "detail": judgment.detail[:SHOWN_FAILURES]}
 
 
-class LLMExtractor:
-    """The configured model extracting each document (``--extractor llm``)."""
+I = TypeVar("I")  # noqa: E741 - the conventional name of an input type variable
+V = TypeVar("V")
+
+
+class _ModelSystem:
+    """The configured model answering one task per item, through the judge's cache."""
 
     def __init__(
         self, setup: JudgeSetup, *, strict: bool = False, progress: Progress | None = None
@@ -249,13 +254,20 @@ class LLMExtractor:
         self.progress = progress
         self.name = f"llm:{setup.config.model}"
 
+    def _ask(self, task: JudgeTask[I, V], inputs: Sequence[I]) -> JudgeRun[V]:
+        """The task run over ``inputs`` (its judgments, in order, and its statistics)."""
+        return asyncio.run(
+            judge_all(task, inputs, self.setup, strict=self.strict, progress=self.progress)
+        )
+
+
+class LLMExtractor(_ModelSystem):
+    """The configured model extracting each document (``--extractor llm``)."""
+
     def extract(self, documents: Iterable[GoldDocument]) -> ExtractionOutput:
         """Every document's extraction; a failed one is kept as nothing extracted."""
         corpus = list(documents)
-        inputs = [extract_input(document) for document in corpus]
-        run = asyncio.run(
-            judge_all(EXTRACT, inputs, self.setup, strict=self.strict, progress=self.progress)
-        )
+        run = self._ask(EXTRACT, [extract_input(document) for document in corpus])
         extracted: list[ExtractedDocument] = []
         failures: list[dict[str, JsonValue]] = []
         for document, judgment in zip(corpus, run.judgments, strict=True):
@@ -268,24 +280,18 @@ class LLMExtractor:
         return ExtractionOutput(system=self.name, documents=tuple(extracted), metadata=metadata)
 
 
-class LLMDecider:
+class LLMDecider(_ModelSystem):
     """The configured model deciding each case (``--decider llm``); a failed case gets no
     decision. :attr:`metadata` describes the last :meth:`decide`."""
 
     def __init__(
         self, setup: JudgeSetup, *, strict: bool = False, progress: Progress | None = None
     ) -> None:
-        self.setup = setup
-        self.strict = strict
-        self.progress = progress
-        self.name = f"llm:{setup.config.model}"
+        super().__init__(setup, strict=strict, progress=progress)
         self.metadata: dict[str, JsonValue] = {}
 
     def decide(self, cases: Sequence[DecisionCase]) -> dict[str, Decision]:
-        inputs = [decide_input(case) for case in cases]
-        run = asyncio.run(
-            judge_all(DECIDE, inputs, self.setup, strict=self.strict, progress=self.progress)
-        )
+        run = self._ask(DECIDE, [decide_input(case) for case in cases])
         decisions: dict[str, Decision] = {}
         failures: list[dict[str, JsonValue]] = []
         for case, judgment in zip(cases, run.judgments, strict=True):
