@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from recallbench.gates._checks import Check, threshold_checks
 from recallbench.gates._config import ExtractionGates
-from recallbench.gates._gate import GateResult, fail_closed
+from recallbench.gates._gate import GateResult, finished
 
 if TYPE_CHECKING:
     from recallbench.extraction._report import ExtractionReport
@@ -98,19 +98,11 @@ def run_extraction_gate(
 ) -> GateResult:
     """The verdict on an extraction report: its ``[gates.extraction]`` thresholds (no
     baseline: extraction reports are not kept in the history store yet)."""
-    checks = list(extraction_checks(report, gates))
-    if not checks:
-        checks.append(
-            Check(
-                "config",
-                "something to check",
-                "warn",
-                "no extraction gates configured: add [gates.extraction.measures] to "
-                "recallbench.toml",
-            )
-        )
-    if strict:
-        checks = fail_closed(checks)
+    checks = finished(
+        list(extraction_checks(report, gates)),
+        "no extraction gates configured: add [gates.extraction.measures] to recallbench.toml",
+        strict,
+    )
     truth = report.ground_truth
     return GateResult(
         system=report.output.system,

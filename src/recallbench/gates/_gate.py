@@ -80,17 +80,9 @@ def run_gate(
                 baseline_problem or "no baseline: no regression checked",
             )
         )
-    if not checks:
-        checks.append(
-            Check(
-                "config",
-                "something to check",
-                "warn",
-                "no gates configured and no baseline: add [gates] to recallbench.toml",
-            )
-        )
-    if strict:
-        checks = fail_closed(checks)
+    checks = finished(
+        checks, "no gates configured and no baseline: add [gates] to recallbench.toml", strict
+    )
     return GateResult(
         system=report.system.system,
         dataset=f"{report.dataset.name} {report.dataset.version}",
@@ -103,7 +95,14 @@ def run_gate(
     )
 
 
-def fail_closed(checks: Sequence[Check]) -> list[Check]:
+def finished(checks: Sequence[Check], nothing: str, strict: bool) -> list[Check]:
+    """``checks`` as the verdict takes them: a warning saying ``nothing`` when there are
+    none, and every warning a failure under ``strict`` (fail closed)."""
+    out = list(checks) or [Check("config", "something to check", "warn", nothing)]
+    return _fail_closed(out) if strict else out
+
+
+def _fail_closed(checks: Sequence[Check]) -> list[Check]:
     return [
         replace(check, status="fail", message=check.message + " (warning; failed by --strict)")
         if check.status == "warn"
