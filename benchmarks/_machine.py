@@ -1,8 +1,9 @@
-"""What a benchmark's numbers were measured on, written beside its results."""
+"""What a benchmark's numbers were measured on, and its results file that says so."""
 
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import platform
 from pathlib import Path
@@ -27,3 +28,14 @@ def machine(**extra: object) -> dict[str, object]:
         "python": platform.python_version(),
         **extra,
     }
+
+
+def write_results(
+    path: Path, title: str, script: str, argv: list[str], host: dict[str, object], body: str
+) -> None:
+    """``path`` as Markdown: the title, the exact command, the machine, then ``body``."""
+    command = f"python benchmarks/{script} " + " ".join(argv)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    machine_line = f"Machine: `{json.dumps(host)}`"
+    path.write_text(f"# {title}\n\n`{command.strip()}`\n\n{machine_line}\n\n{body}\n")
+    print(f"written: {path}")

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import platform
 import statistics
@@ -34,7 +33,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _machine import machine
+from _machine import machine, write_results
 
 TARGET_MS = 0.5
 RESULTS = Path(__file__).parent / "results" / "proxy_overhead.md"
@@ -216,13 +215,15 @@ def main(argv: list[str] | None = None) -> int:
     print(header)
     print(text)
     if not args.no_write:
-        command = "python benchmarks/proxy_overhead.py " + " ".join(argv or sys.argv[1:])
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(
-            f"# the proxy's overhead over stdio\n\n`{command.strip()}`\n\n"
-            f"Machine: `{json.dumps(host)}`\n\n{header}\n\n{text}\n"
+        body = f"{header}\n\n{text}"
+        write_results(
+            args.out,
+            "the proxy's overhead over stdio",
+            "proxy_overhead.py",
+            argv or sys.argv[1:],
+            host,
+            body,
         )
-        print(f"written: {args.out}")
     if args.profile:
         print(f"the proxy's profile (last round): {args.profile}")
     return 0 if passed else 1

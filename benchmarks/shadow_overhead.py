@@ -37,7 +37,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _machine import machine
+from _machine import machine, write_results
 from proxy_overhead import CPU, cpu_seconds, percentiles
 
 TARGET_MS = 1.0
@@ -116,50 +116,23 @@ def commands(
     shadow_runner = [sys.executable]
     if profile_out is not None:
         shadow_runner += ["-m", "cProfile", "-o", str(profile_out)]
+
+    def shadowed(name: str, percent: str, runner: list[str] = proxy[:1]) -> list[str]:
+        """The proxy with a server-memory candidate (its own prepared store) at ``percent``."""
+        return [
+            *runner,
+            *proxy[1:],
+            *("--store-dir", str(folder / f"{name}{tag}"), "--store", url),
+            *("--shadow", "server-memory", "--shadow-percent", percent),
+            *("--shadow-store-dir", str(candidate_store(folder / f"{name}c{tag}", entities))),
+        ]
+
     return {
         "direct": ["node", str(script / "index.js")],
         "proxy": [*proxy, "--store-dir", str(folder / f"p{tag}"), "--store", url],
-        "shadow-10%": [
-            *proxy,
-            "--store-dir",
-            str(folder / f"t{tag}"),
-            "--store",
-            url,
-            "--shadow",
-            "server-memory",
-            "--shadow-percent",
-            "10",
-            "--shadow-store-dir",
-            str(candidate_store(folder / f"tc{tag}", entities)),
-        ],
-        "shadow": [
-            *shadow_runner,
-            *proxy[1:],
-            "--store-dir",
-            str(folder / f"s{tag}"),
-            "--store",
-            url,
-            "--shadow",
-            "server-memory",
-            "--shadow-percent",
-            "100",
-            "--shadow-store-dir",
-            str(candidate_store(folder / f"sc{tag}", entities)),
-        ],
-        "interleave": [
-            *proxy,
-            "--store-dir",
-            str(folder / f"i{tag}"),
-            "--store",
-            url,
-            "--shadow",
-            "server-memory",
-            "--shadow-percent",
-            "100",
-            "--shadow-store-dir",
-            str(candidate_store(folder / f"ic{tag}", entities)),
-            "--interleave",
-        ],
+        "shadow-10%": shadowed("t", "10"),
+        "shadow": shadowed("s", "100", shadow_runner),
+        "interleave": [*shadowed("i", "100"), "--interleave"],
     }
 
 
@@ -241,13 +214,15 @@ def main(argv: list[str] | None = None) -> int:
     print(header)
     print(text)
     if not args.no_write:
-        command = "python benchmarks/shadow_overhead.py " + " ".join(argv or sys.argv[1:])
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(
-            f"# shadow mode: the agent's search latency\n\n`{command.strip()}`\n\n"
-            f"Machine: `{json.dumps(host)}`\n\n{header}\n\n{text}\n"
+        body = f"{header}\n\n{text}"
+        write_results(
+            args.out,
+            "shadow mode: the agent's search latency",
+            "shadow_overhead.py",
+            argv or sys.argv[1:],
+            host,
+            body,
         )
-        print(f"written: {args.out}")
     if args.profile:
         print(f"the shadowed proxy's profile (last round): {args.profile}")
     return 0 if passed else 1
