@@ -25,7 +25,7 @@ import signal
 import socket
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack, contextmanager, suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -252,24 +252,32 @@ def _telemetry(options: ProxyOptions) -> Any:
 async def _serve_stdio(server: Any, proxy: Proxy, upstream: Upstream) -> None:
     from mcp.server.stdio import stdio_server
 
-    def stop(status: int) -> None:
-        group.cancel_scope.cancel()
-        timer = threading.Timer(SIGNAL_GRACE, _exit, (status, upstream.pid))
-        timer.daemon = True  # a clean end within the grace does not wait for it
-        timer.start()
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(_on_signal, proxy, stop)
-        group.start_soon(_on_lost, proxy, upstream, stop)
+    async def serve() -> None:
         async with loop_stdio() as pipes, stdio_server(*(pipes or ())) as (read, write):
             await server.run(read, write, server.create_initialization_options())
-        group.cancel_scope.cancel()
+
+    await _until_stopped(serve, proxy, upstream)
 
 
 async def _serve_relay(proxy: Proxy, upstream: RelayUpstream) -> None:
     """Serve the agent on standard input and output with the relay (signals and the
     server's exit are handled as for the SDK's stdio server)."""
 
+    async def serve() -> None:
+        async with loop_stdio() as streams:
+            assert streams is not None  # pipes(): the relay was chosen for them
+            reader, writer = streams
+            await Relay(proxy, upstream, reader.stream, writer.writer).run()
+
+    await _until_stopped(serve, proxy, upstream)
+
+
+async def _until_stopped(
+    serve: Callable[[], Awaitable[None]], proxy: Proxy, upstream: Upstream | RelayUpstream
+) -> None:
+    """Run ``serve`` until it returns, a signal comes, or the server exits; after a stop
+    the process ends within ``SIGNAL_GRACE`` seconds even if serving does not."""
+
     def stop(status: int) -> None:
         group.cancel_scope.cancel()
         timer = threading.Timer(SIGNAL_GRACE, _exit, (status, upstream.pid))
@@ -279,10 +287,7 @@ async def _serve_relay(proxy: Proxy, upstream: RelayUpstream) -> None:
     async with anyio.create_task_group() as group:
         group.start_soon(_on_signal, proxy, stop)
         group.start_soon(_on_lost, proxy, upstream, stop)
-        async with loop_stdio() as streams:
-            assert streams is not None  # pipes(): the relay was chosen for them
-            reader, writer = streams
-            await Relay(proxy, upstream, reader.stream, writer.writer).run()
+        await serve()
         group.cancel_scope.cancel()
 
 
