@@ -135,18 +135,10 @@ def build_report(
     output: ExtractionOutput,
     results: Sequence[ExtractionScores],
 ) -> ExtractionReport:
-    loader = truth.metadata.get("loader")
     return ExtractionReport(
         created_at=datetime.now(UTC),
         recallbench_version=__version__,
-        ground_truth=GroundTruthInfo(
-            name=truth.name,
-            version=truth.version,
-            sha256=_sha256(truth),
-            documents=len(truth.documents),
-            graph_cases=len(truth.graph),
-            loader=loader if isinstance(loader, dict) else None,
-        ),
+        ground_truth=ground_truth_info(truth),
         output=OutputInfo(
             system=output.system,
             sha256=_sha256(output),
