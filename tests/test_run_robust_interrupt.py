@@ -135,3 +135,26 @@ def test_http(tmp_path: Path, slow_endpoint: tuple[str, threading.Event]) -> Non
         '[results]\nhits = "hits"\nid = "id"\n'
     )
     interrupted(tmp_path, ["--system", str(profile), "--no-store"], asked.is_set)
+
+
+def test_the_pool_s_reset_errors_never_reach_standard_error_unasked() -> None:
+    """What SQLAlchemy's pool logs when an interrupted connection fails its reset (seen
+    once after Ctrl-C in a run) is not printed by Python's last-resort handler; an
+    application that configures logging still receives it."""
+    program = (
+        "import logging, sys\n"
+        "import recallbench.store\n"
+        "from recallbench.store import open_store\n"
+        "try:\n"
+        "    raise RuntimeError('reset failed')\n"
+        "except RuntimeError:\n"
+        "    logging.getLogger('sqlalchemy.pool').error('Exception during reset', exc_info=True)\n"
+        "logging.basicConfig(stream=sys.stdout)\n"
+        "logging.getLogger('sqlalchemy.pool').error('configured')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert "configured" in done.stdout

@@ -19,6 +19,7 @@ show it and look it up in the DNS. A new SQLite file is created readable by its 
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Iterator
@@ -50,6 +51,14 @@ so that the command line can say which store failed."""
 _MAX_PORT = 65_535
 _WRITE = "recallbench_write"
 """Execution option that makes a SQLite transaction begin IMMEDIATE (see module doc)."""
+
+
+# A connection that Ctrl-C interrupts mid-statement fails its reset when the pool takes it
+# back during the exit; SQLAlchemy logs that with a traceback, which Python's last-resort
+# handler prints on standard error after the user asked to stop (and the run said
+# "interrupted"). A NullHandler keeps the pool's records from that handler only: an
+# application that configures logging still receives them.
+logging.getLogger("sqlalchemy.pool").addHandler(logging.NullHandler())
 
 
 def default_store_url() -> str:
