@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 FLAGS = {"-q": "per_query", "-n": "no_summary", "-c": "complete", "-J": "judged_only"}
 VALUED = {"-m", "--measure", "-l", "-M", "--format"}
@@ -45,9 +44,27 @@ def _plain_evaluate(args: list[str]) -> bool:
     numbers = {k: int(v) for k, v in values.items() if k in ("-l", "-M") and v.isdecimal()}
     if len(numbers) != len(values) - ("--format" in values) or numbers.get("-M", 1) < 1:
         return False  # not a plain count: click's own conversion and message
-    qrels, run = Path(paths[0]), Path(paths[1])
-    if not (qrels.is_file() and run.is_file()):
+    if not (os.path.isfile(paths[0]) and os.path.isfile(paths[1])):
         return False
+    from recallbench.measures._trec_native import evaluate_files_text
+
+    text = evaluate_files_text(
+        paths[0],
+        paths[1],
+        specs,
+        relevance_level=numbers.get("-l", 1),
+        complete="complete" in flags,
+        max_docs=numbers.get("-M"),
+        judged_only="judged_only" in flags,
+        per_query="per_query" in flags,
+        summary="no_summary" not in flags,
+    )
+    if text is not None:  # the compiled engine took them
+        sys.stdout.write(text)
+        return True
+    from pathlib import Path
+
+    qrels, run = Path(paths[0]), Path(paths[1])
 
     # as the click command sets them, before numpy is imported (see cli/_evaluate.py)
     os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")

@@ -233,6 +233,53 @@ def _as_rankings(run: Any) -> dict[str, list[str]]:
     raise ConfigError(f"cannot read a run from a {type(run).__name__}")
 
 
+def _compiled(
+    qrels: dict[Any, Any], run: dict[Any, Any], specs: list[str], options: TrecOptions
+) -> Evaluation | None:
+    """The evaluation of dicts in form by the compiled engine (see
+    :mod:`recallbench.measures._trec_native`), None when it declines them or the measures.
+    gm_map's per-query value is average precision here, as the Python engine gives it (the
+    geometric mean is taken over the queries)."""
+    from recallbench.measures import _trec_native
+
+    chosen = _trec_native.families(specs)
+    if chosen is None or options.relevance_level < 0:
+        return None  # below 0, the Python engine's num_rel differs from trec_eval's
+    gm_map, map_code = _trec_native.FAMILIES["gm_map"], _trec_native.FAMILIES["map"]
+    done = _trec_native.evaluate_dicts(
+        qrels,
+        run,
+        [(map_code if code == gm_map else code, p, labels) for code, p, labels in chosen[0]],
+        relevance_level=options.relevance_level,
+        complete=options.complete,
+        max_docs=options.max_docs,
+        judged_only=options.judged_only,
+    )
+    if done is None:
+        return None
+    names, columns, missing_list, num_rel = done
+    parsed, _, _ = expand_trec_measures(specs)  # the same measures, in the same order
+    by_name = {str(measure): measure for measure in parsed}
+    missing = np.array(missing_list, dtype=bool)
+    aggregates: dict[str, float] = {}
+    if options.complete:  # as evaluate_trec_table: every judgment graded above 0
+        for name, measure in by_name.items():
+            if measure.trec_label() == "num_rel":
+                aggregates[name] = float(
+                    sum(1 for q in names for grade in qrels[q].values() if grade > 0)
+                )
+    return Evaluation(
+        query_ids=tuple(names),
+        values={name: np.array(column) for name, column in zip(by_name, columns, strict=True)},
+        included=np.ones(len(names), dtype=bool) if options.complete else ~missing,
+        missing=missing,
+        no_relevant=np.array(num_rel) == 0,
+        measures=by_name,
+        rules=options.rules,
+        aggregates=aggregates,
+    )
+
+
 def evaluate(
     qrels: Any,
     run: Any,
@@ -271,6 +318,10 @@ def evaluate(
         from recallbench.measures._files import evaluate_files
 
         return evaluate_files(Path(qrels), Path(run), [*chosen, *parsed], options)[0]
+    if not chosen and isinstance(qrels, dict) and isinstance(run, dict):
+        compiled = _compiled(qrels, run, [m for m in measures if isinstance(m, str)], options)
+        if compiled is not None:
+            return compiled
     in_form = _dict_table(qrels, run, options)
     if in_form is not None:
         table, missing = in_form

@@ -107,6 +107,23 @@ def evaluate(
     # No measure multiplies matrices; OpenBLAS would start a thread per core while numpy
     # is imported (30-40 ms of a 0.15 s evaluation of a small file)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    if output == "trec":
+        from recallbench.measures._trec_native import evaluate_files_text
+
+        text = evaluate_files_text(
+            qrels,
+            run,
+            specs,
+            relevance_level=level,
+            complete=complete,
+            max_docs=max_docs,
+            judged_only=judged_only,
+            per_query=per_query,
+            summary=not no_summary,
+        )
+        if text is not None:  # the compiled engine took them (see _trec_native)
+            click.echo(text, nl=False)
+            return
     from recallbench.measures._files import evaluate_files
     from recallbench.measures._trec_eval import TrecOptions
     from recallbench.measures._trec_output import format_trec, trec_lines

@@ -1,0 +1,27 @@
+"""Types of the compiled module built from _ctrec.c (see recallbench.measures._trec_native)."""
+
+Family = tuple[int, tuple[float, ...], tuple[str, ...]]
+
+def evaluate_files(
+    qrels: str,
+    run: str,
+    families: list[Family],
+    level: int,
+    max_docs: int,
+    judged_only: bool,
+    complete: bool,
+    per_query: bool,
+    summary: bool,
+    runid: bool,
+    /,
+) -> str | None: ...
+def evaluate_dicts(
+    qrels: dict[object, object],
+    run: dict[object, object],
+    families: list[Family],
+    level: int,
+    max_docs: int,
+    judged_only: bool,
+    complete: bool,
+    /,
+) -> tuple[list[str], list[list[float]], list[bool], list[int]] | None: ...

@@ -1,0 +1,274 @@
+"""The compiled engine (recallbench._ctrec) against trec_eval 10.0 and the Python engine.
+
+Generated ASCII files (the compiled engine takes only plain files) with heavy score ties,
+grades from -2 to 4, unjudged documents, queries on one side only, queries without
+relevant documents, shuffled lines (a query's lines apart), ids that are prefixes of each
+other or differ only in case, and scores written every way a plain decimal can be. Every
+flag combination of the property test is checked against the binary (where trec_eval
+10.0 runs: every judged query in the run unless -c) and against the Python engine (on
+everything), byte for byte. Then what it must decline, each for its own reason, and the
+dict path of ``recallbench.evaluate``.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from recallbench import evaluate
+from recallbench.measures import _trec_native
+from recallbench.measures._trec_native import evaluate_files_text, families
+from recallbench.measures._trec_sets import expand_trec_measures
+from test_trec_eval_property import FLAGS, build_trec_eval, in_process, options_of, run_binary
+
+pytestmark = pytest.mark.skipif(
+    not _trec_native.available(), reason="recallbench._ctrec was not built (no C compiler)"
+)
+
+SEED = 20261126
+CASES = 600
+QUERY_IDS = ("{i}", "q{i}", "Q{i}", "a.b{i}", "x-{i}_", "0{i}", "q:{i}", "a#{i}")
+DOC_IDS = (
+    "d1", "d10", "d2", "D2", "a#b", "0", "00", "-x", "z.z", "doc_3", "doc_30", "10", "9",
+    "d-1", "e", "E", "x/y", "1e3", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1",
+    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa2",
+)  # fmt: skip
+SCORES = (
+    "0", "1", "1", "2", "2", "2.5", "-1", "0.001", "3", "7", "+2", "-0", ".5", "5.", "-.5",
+    "0.30000000000000004441", "2.000000000000000000001", "1.0000000000000001",
+)  # fmt: skip
+MEASURES = (
+    "-m", "official", "-m", "P.10,5", "-m", "recall.20,3", "-m", "ndcg_cut.7,2",
+    "-m", "map_cut.4", "-m", "success.3,1", "-m", "ndcg", "-m", "runid",
+)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def trec_eval(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_trec_eval(tmp_path_factory)
+
+
+def generate(rng: random.Random, index: int, every_judged_ran: bool) -> tuple[list[str], list[str]]:
+    qid = rng.choice(QUERY_IDS).format(i=index)
+    kind = rng.choices(["both", "qrels only", "run only"], weights=[8, 1, 1])[0]
+    if kind == "qrels only" and every_judged_ran:
+        kind = "both"
+    docs = rng.sample(DOC_IDS, rng.randint(1, len(DOC_IDS)))
+    qrels: list[str] = []
+    if kind != "run only":
+        judged = rng.sample(docs, rng.randint(1, min(9, len(docs))))
+        low = rng.random() < 0.15
+        grades = [
+            rng.choice([-2, -1, 0, 0] if low else [-2, -1, 0, 0, 1, 1, 2, 3, 4]) for _ in judged
+        ]
+        grades[0] = max(grades[0], 0)  # a grade of 0 or more (else both decline or fail)
+        qrels = [f"{qid} 0 {d} {g}" for d, g in zip(judged, grades, strict=True)]
+    run: list[str] = []
+    if kind != "qrels only":
+        returned = rng.sample(docs, rng.randint(1, min(14, len(docs))))
+        run = [f"{qid}\tQ0 {d} {r} {rng.choice(SCORES)} tag" for r, d in enumerate(returned)]
+    return qrels, run
+
+
+def write(folder: Path, qrels: list[str], run: list[str], rng: random.Random) -> tuple[Path, Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    rng.shuffle(run)  # a query's lines apart, too
+    (folder / "qrels").write_text("\n".join(qrels) + "\n")
+    (folder / "run").write_text("\r\n".join(run) + ("\n" if rng.random() < 0.5 else ""))
+    return folder / "qrels", folder / "run"
+
+
+def generated(folder: Path, seed: int, every_judged_ran: bool) -> tuple[Path, Path]:
+    rng = random.Random(seed)
+    qrels: list[str] = []
+    run: list[str] = []
+    for index in range(CASES):
+        q, r = generate(rng, index, every_judged_ran)
+        qrels += q
+        run += r
+    return write(folder, qrels, run, rng)
+
+
+def native(qrels: Path, run: Path, flags: Sequence[str], measures: Sequence[str]) -> str | None:
+    options = options_of(flags)
+    return evaluate_files_text(
+        qrels,
+        run,
+        [measures[i + 1] for i in range(0, len(measures), 2)],
+        relevance_level=options.relevance_level,
+        complete=options.complete,
+        max_docs=options.max_docs,
+        judged_only=options.judged_only,
+        per_query=True,
+    )
+
+
+@pytest.mark.parametrize("flags", FLAGS, ids=[" ".join(f) or "none" for f in FLAGS])
+def test_matches_trec_eval_and_the_python_engine(
+    trec_eval: Path, tmp_path: Path, flags: tuple[str, ...]
+) -> None:
+    for number, every_judged_ran in enumerate((True, False)):
+        qrels, run = generated(tmp_path / str(number), SEED + number, every_judged_ran)
+        ours = native(qrels, run, flags, MEASURES)
+        assert ours is not None, "the compiled engine declined plain files"
+        assert ours == in_process(qrels, run, flags, MEASURES), f"Python engine, {flags}"
+        if every_judged_ran or "-c" in flags:  # else trec_eval 10.0 exits 4
+            expected = run_binary(trec_eval, [*flags, *MEASURES, "-q", str(qrels), str(run)])
+            assert ours == expected, f"trec_eval, {flags}"
+    assert "\nP_5 " in "\n" + ours and "ndcg_cut_7" in ours and "runid" in ours
+
+
+def test_summary_only_and_no_summary_match_the_python_engine(tmp_path: Path) -> None:
+    qrels, run = generated(tmp_path, SEED, True)
+    specs = ["official"]
+    evaluation_text = in_process(qrels, run, (), ("-m", "official"))
+    summary = "".join(line for line in evaluation_text.splitlines(True) if "\tall\t" in line)
+    assert evaluate_files_text(qrels, run, specs) == summary
+    per_query = "".join(line for line in evaluation_text.splitlines(True) if "\tall\t" not in line)
+    assert evaluate_files_text(qrels, run, specs, per_query=True, summary=False) == per_query
+
+
+@pytest.mark.parametrize(
+    ("qrels", "run", "why"),
+    [
+        ("q 0 a 1\n", "q Q0 a 1 1 t\nq Q0 a 2 0.5 t\n", "a document returned twice"),
+        ("q 0 a 1\nq 0 a 0\n", "q Q0 a 1 1 t\n", "a pair judged twice"),
+        ("q 0 a 1\nz 0 b 1\nz 0 b 0\n", "q Q0 a 1 1 t\n", "judged twice, unevaluated query"),
+        ("q 0 a -1\n", "q Q0 a 1 1 t\n", "no grade of 0 or more"),
+        ("# comment\nq 0 a 1\n", "q Q0 a 1 1 t\n", "a comment line"),
+        ("q 0 a 1\n", "q Q0 a 1 1e3 t\n", "an exponent"),
+        ("q 0 a 1\n", "q Q0 a 1 1_0 t\n", "an underscore in a number"),
+        ("q 0 a 1\n", "q Q0 a 1 nan t\n", "not a decimal"),
+        ("q 0 a 1.5\n", "q Q0 a 1 1 t\n", "a decimal grade"),
+        ("q 0 a 1234567890123456\n", "q Q0 a 1 1 t\n", "a grade of 16 digits"),
+        ("q 0 ä 1\n", "q Q0 ä 1 1 t\n", "not ASCII"),
+        ("q 0 a\x1cb 1\n", "q Q0 a 1 1 t\n", "a separator control"),
+        ("q 0 a 1\n", "q Q0 a 1 1 t extra\n", "seven fields"),
+        ("q 0 a 1 x\n", "q Q0 a 1 1 t\n", "five qrels fields"),
+        ("q 0 a 1\n", "z Q0 a 1 1 t\n", "nothing evaluated"),
+        ("", "q Q0 a 1 1 t\n", "empty qrels"),
+    ],
+)
+def test_declines_what_the_python_engine_must_read(
+    tmp_path: Path, qrels: str, run: str, why: str
+) -> None:
+    (tmp_path / "qrels").write_text(qrels)
+    (tmp_path / "run").write_text(run)
+    assert evaluate_files_text(tmp_path / "qrels", tmp_path / "run", ["official"]) is None, why
+
+
+def test_a_missing_file_is_declined(tmp_path: Path) -> None:
+    (tmp_path / "qrels").write_text("q 0 a 1\n")
+    assert evaluate_files_text(tmp_path / "qrels", tmp_path / "none", ["map"]) is None
+
+
+@pytest.mark.parametrize(
+    "specs",
+    [
+        ["official"],
+        ["P.10,5", "P.3"],
+        ["official", "P.10"],
+        ["ndcg_cut.10", "ndcg", "map", "recip_rank", "runid"],
+        ["success", "map_cut", "recall.7", "num_q", "num_rel_ret", "Rprec", "bpref"],
+        ["gm_map", "iprec_at_recall", "num_ret", "num_rel"],
+    ],
+)
+def test_measures_and_labels_are_the_python_engines(specs: list[str]) -> None:
+    chosen = families(specs)
+    assert chosen is not None
+    measures, runid, _ = expand_trec_measures(specs)
+    assert [label for _, _, labels in chosen[0] for label in labels] == [
+        m.trec_label() for m in measures
+    ]
+    assert chosen[1] == runid
+
+
+@pytest.mark.parametrize(
+    "specs",
+    [
+        ["all_trec"],
+        ["ndcg@10"],
+        ["relstring"],
+        ["P.0"],
+        ["P.05"],
+        ["P.-5"],
+        ["P.5,5"],
+        ["P.x"],
+        ["iprec_at_recall.0.5"],
+        ["map.5"],
+        ["ndcg.1=2"],
+        ["nosuch"],
+    ],
+)
+def test_declines_measures_it_does_not_compute(specs: list[str]) -> None:
+    assert families(specs) is None
+
+
+def random_dicts(seed: int) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
+    rng = random.Random(seed)
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for index in range(300):
+        qid = rng.choice(("q{i}", "é{i}", "{i}")).format(i=index)
+        docs = rng.sample([*DOC_IDS, "ü", "日本", "Ω"], rng.randint(2, 20))
+        if rng.random() < 0.9:
+            judged = rng.sample(docs, rng.randint(1, len(docs) // 2 + 1))
+            qrels[qid] = {d: rng.choice([-1, 0, 0, 1, 2, 3]) for d in judged}
+            qrels[qid][judged[0]] = max(qrels[qid][judged[0]], 0)
+        if rng.random() < 0.9:
+            returned = rng.sample(docs, rng.randint(1, len(docs)))
+            run[qid] = {d: rng.choice((0.5, 1, 1, 2, 2.25, -1.0, 3)) for d in returned}
+    return qrels, run
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"complete": True},
+        {"judged_only": True},
+        {"max_docs": 3},
+        {"relevance_level": 2},
+        {"relevance_level": 0},
+        {"complete": True, "judged_only": True, "max_docs": 5, "relevance_level": 2},
+    ],
+)
+def test_dicts_give_the_python_engines_values(options: dict[str, object]) -> None:
+    qrels, run = random_dicts(SEED)
+    measures = ["official", "ndcg_cut.10,3", "ndcg", "recall.5", "success.1"]
+    fast = evaluate(qrels, run, measures, **options)  # type: ignore[arg-type]
+    with _declined():
+        slow = evaluate(qrels, run, measures, **options)  # type: ignore[arg-type]
+    assert fast.query_ids == slow.query_ids
+    assert list(fast.values) == list(slow.values)
+    for name in slow.values:
+        for a, b in zip(fast.values[name], slow.values[name], strict=True):
+            assert a == b or (math.isnan(a) and math.isnan(b)), (name, options)
+        assert repr(fast.mean(name)) == repr(slow.mean(name)), (name, options)
+    assert list(fast.missing) == list(slow.missing)
+    assert list(fast.included) == list(slow.included)
+    assert list(fast.no_relevant) == list(slow.no_relevant)
+
+
+def test_dicts_outside_its_form_take_the_python_engine() -> None:
+    qrels = {"q": {"a": 1, "b": 0}}
+    for run in ({"q": {"a": float("nan")}}, {"q": {"a": "1"}}, {"q": {}}, {1: {"a": 1.0}}):
+        assert _trec_native.evaluate_dicts(
+            qrels, run, families(["map"])[0],  # type: ignore[index]
+            relevance_level=1, complete=False, max_docs=None, judged_only=False,
+        ) is None  # fmt: skip
+
+
+class _declined:
+    """Every call of the compiled dict path declines, so the Python engine evaluates."""
+
+    def __enter__(self) -> None:
+        self.patch = pytest.MonkeyPatch()
+        self.patch.setattr(_trec_native, "evaluate_dicts", lambda *a, **k: None)
+
+    def __exit__(self, *exc: object) -> None:
+        self.patch.undo()
