@@ -272,3 +272,17 @@ class _declined:
 
     def __exit__(self, *exc: object) -> None:
         self.patch.undo()
+
+
+def test_large_grades_are_ordered_as_the_python_engine_orders_them(tmp_path: Path) -> None:
+    rng = random.Random(SEED)
+    qrels, run = [], []
+    for q in range(50):
+        docs = rng.sample(DOC_IDS, 12)
+        qrels += [f"q{q} 0 {d} {rng.choice((0, 1, 64, 65, 300, 70000))}" for d in docs[:8]]
+        run += [f"q{q} Q0 {d} {r} {rng.choice((1, 2, 3))} t" for r, d in enumerate(docs)]
+    qrels_path, run_path = write(tmp_path, qrels, run, rng)
+    measures = ("-m", "ndcg", "-m", "ndcg_cut.3,10", "-m", "map")
+    ours = native(qrels_path, run_path, (), measures)
+    assert ours is not None
+    assert ours == in_process(qrels_path, run_path, (), measures)

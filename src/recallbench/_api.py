@@ -12,7 +12,7 @@ import numpy as np
 from recallbench.core._errors import ConfigError
 from recallbench.measures._evaluate import Evaluation
 from recallbench.measures._measure import Measure
-from recallbench.measures._trec_eval import TrecOptions, evaluate_trec, evaluate_trec_table
+from recallbench.measures._trec_options import TrecOptions
 from recallbench.measures._trec_sets import expand_trec_measures
 
 QUERY_COLUMNS = ("query_id", "qid", "query", "q_id", "query-id", "topic")
@@ -322,6 +322,8 @@ def evaluate(
         compiled = _compiled(qrels, run, [m for m in measures if isinstance(m, str)], options)
         if compiled is not None:
             return compiled
+    from recallbench.measures._trec_eval import evaluate_trec, evaluate_trec_table
+
     in_form = _dict_table(qrels, run, options)
     if in_form is not None:
         table, missing = in_form

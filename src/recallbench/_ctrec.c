@@ -346,6 +346,24 @@ static int compare_longs_descending(const void *a, const void *b)
     return (x < y) - (x > y);
 }
 
+/* Gains descending: counted when they are small (grades usually are 1-3), else sorted. */
+static void order_gains(long *gains, long n)
+{
+    long counts[65] = {0}, i, level, at = 0, top = 0;
+    for (i = 0; i < n; i++) {
+        if (gains[i] > 64) {
+            qsort(gains, (size_t) n, sizeof(long), compare_longs_descending);
+            return;
+        }
+        counts[gains[i]]++;
+        if (gains[i] > top)
+            top = gains[i];
+    }
+    for (level = top; level > 0; level--)
+        for (i = 0; i < counts[level]; i++)
+            gains[at++] = level;
+}
+
 /* Judged from a query's grades (reordered in place; the ideal gains are a prefix). */
 static int summarise_grades(long *grades, long n, long level, Judged *out)
 {
@@ -363,7 +381,8 @@ static int summarise_grades(long *grades, long n, long level, Judged *out)
         if (g > 0)
             grades[kept++] = g;
     }
-    qsort(grades, (size_t) kept, sizeof(long), compare_longs_descending);
+    if (kept > 1)
+        order_gains(grades, kept);
     out->ideal = grades;
     out->num_ideal = kept;
     /* no grade of 0 or more: trec_eval reads the previous query's levels; decline */

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
-from recallbench.measures._evaluate import Evaluation, Rules, evaluate_table
+from recallbench.measures._evaluate import Evaluation, evaluate_table
 from recallbench.measures._gains import positive_judged
 from recallbench.measures._measure import Measure
 from recallbench.measures._table import BoolArray, RankTable, build_table
+from recallbench.measures._trec_options import TrecOptions as TrecOptions  # re-exported
 
 STAND_IN = "ceci_nest_pas_un_docno"
 """With ``-c``, trec_eval evaluates a judged query the run lacks as a ranking of this one
@@ -27,28 +28,6 @@ STAND_IN_CLEARED = ("num_ret", "utility", "rbp_resid")
 """Labels whose value trec_eval resets to 0 for a stand-in ranking (and every ``unj*``
 label, and ``relstring``'s text); compared as trec_eval does, by printed label, so that
 ``relstring_4`` or ``utility_2,-1,0,0`` keep what the stand-in gave them."""
-
-
-@dataclass(frozen=True)
-class TrecOptions:
-    """trec_eval's evaluation flags."""
-
-    relevance_level: int = 1
-    """``-l``: a document is relevant when its grade is at least this."""
-    complete: bool = False
-    """``-c``: average over every judged query; those the run lacks score 0."""
-    max_docs: int | None = None
-    """``-M``: only the first N documents of each ranking count."""
-    judged_only: bool = False
-    """``-J``: unjudged documents are removed from each ranking before anything else."""
-
-    @property
-    def rules(self) -> Rules:
-        return Rules(
-            missing="zero" if self.complete else "skip",
-            no_relevant="zero",
-            relevance_threshold=self.relevance_level,
-        )
 
 
 def trec_query_ids(judged: Sequence[str], returned: Sequence[str], complete: bool) -> list[str]:
