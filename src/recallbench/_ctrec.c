@@ -51,6 +51,7 @@ typedef struct {
     Family *families;
     Py_ssize_t count;
     Py_ssize_t slots;
+    long depth;            /* ranks whose grades any family reads; -1: all */
     PyObject *label_refs;  /* keeps the label strings alive */
 } Families;
 
@@ -68,7 +69,12 @@ typedef struct {
     double score;
     long rel;
     uint64_t hash;
+    PyObject *key;         /* the id as a str (dicts) */
 } Hit;
+
+/* A returned document's grade (or RELVALUE_*), looked up only for the ranks a measure
+ * reads. */
+typedef long (*GradeOf)(const void *context, const Hit *hit);
 
 /* What a query's judgments contribute (trec_eval's rel_levels, summarised). */
 typedef struct {
@@ -389,16 +395,22 @@ static int summarise_grades(long *grades, long n, long level, Judged *out)
     return nonneg > 0;
 }
 
-/* One query: hits ranked (rel filled in), cut, judged-only; values computed. ``rels``
- * has room for n longs. Returns num_ret. */
+/* One query: hits ranked, cut, graded (to the depth the families read), judged-only;
+ * values computed. ``rels`` has room for n longs. */
 static void evaluate_query(Hit *hits, Py_ssize_t n, const Judged *judged, const Options *o,
-                           const Families *fs, long *rels, int stand_in, double *values)
+                           const Families *fs, GradeOf grade_of, const void *context,
+                           long *rels, int stand_in, double *values)
 {
     ResRels rr;
-    Py_ssize_t i, f;
+    Py_ssize_t i, f, depth;
     rank_hits(hits, n);
     if (o->max_docs > 0 && n > o->max_docs)
         n = o->max_docs;
+    depth = o->judged_only || fs->depth < 0 || fs->depth > n ? n : fs->depth;
+    for (i = 0; i < depth; i++)
+        hits[i].rel = grade_of(context, &hits[i]);
+    for (; i < n; i++)  /* below every cutoff read: no lookup (counted as unjudged) */
+        hits[i].rel = RELVALUE_NONPOOL;
     rr.num_ret = 0;
     rr.num_rel_ret = 0;
     for (i = 0; i < n; i++) {
@@ -450,6 +462,7 @@ static int parse_families(PyObject *spec, Families *fs)
     fs->families = NULL;
     fs->count = 0;
     fs->slots = 0;
+    fs->depth = 0;
     fs->label_refs = NULL;
     if (!PyList_Check(spec)) {
         PyErr_SetString(PyExc_TypeError, "families must be a list");
@@ -474,6 +487,9 @@ static int parse_families(PyObject *spec, Families *fs)
         }
         f->code = code;
         f->count = PyTuple_GET_SIZE(labels);
+        if (code == F_NUM_REL_RET || code == F_MAP || code == F_GM_MAP || code == F_RPREC ||
+            code == F_BPREF || code == F_RECIP_RANK || code == F_IPREC || code == F_NDCG)
+            fs->depth = -1;  /* reads every rank */
         f->slot = fs->slots;
         fs->slots += f->count;
         fs->count++;
@@ -494,6 +510,8 @@ static int parse_families(PyObject *spec, Families *fs)
                 f->cutoffs[j] = (long) f->levels[j];
                 if (PyErr_Occurred())
                     return -1;
+                if (code != F_IPREC && fs->depth >= 0 && f->cutoffs[j] > fs->depth)
+                    fs->depth = f->cutoffs[j];
             }
         }
     }
@@ -986,6 +1004,7 @@ typedef struct {
 typedef struct {
     Judgment *slots;
     size_t mask;
+    uint32_t query;    /* the query being evaluated */
 } PairIndex;
 
 static uint64_t pair_hash(uint32_t query, const char *doc, size_t len)
@@ -1037,6 +1056,12 @@ static long judged_grade(const PairIndex *ix, uint64_t h, uint32_t query, const 
     return RELVALUE_NONPOOL;
 }
 
+static long grade_in_index(const void *context, const Hit *hit)
+{
+    const PairIndex *ix = (const PairIndex *) context;
+    return judged_grade(ix, hit->hash, ix->query, hit->doc, (size_t) hit->len);
+}
+
 /* Rows grouped by query: ``opens[q]`` .. ``opens[q + 1]`` index ``order``. */
 static int group_rows(const Rows *r, size_t queries, size_t **opens_out, size_t **order_out)
 {
@@ -1067,14 +1092,38 @@ static int group_rows(const Rows *r, size_t queries, size_t **opens_out, size_t 
     return 0;
 }
 
-static const Queries *sort_queries;
+/* A query to order by id: no global for the comparator (files are read without the
+ * GIL, so two threads may evaluate at once). */
+typedef struct {
+    const char *name;
+    size_t length;
+    size_t index;
+} NamedQuery;
 
 static int compare_query_names(const void *a, const void *b)
 {
-    size_t x = *(const size_t *) a, y = *(const size_t *) b;
-    size_t lx = sort_queries->lengths[x], ly = sort_queries->lengths[y];
-    int c = memcmp(sort_queries->names[x], sort_queries->names[y], lx < ly ? lx : ly);
-    return c ? c : (lx > ly) - (lx < ly);
+    const NamedQuery *x = (const NamedQuery *) a, *y = (const NamedQuery *) b;
+    int c = memcmp(x->name, y->name, x->length < y->length ? x->length : y->length);
+    return c ? c : (x->length > y->length) - (x->length < y->length);
+}
+
+/* ``indexes`` in the byte-wise order of their query ids (trec_eval's order). */
+static int order_queries(const Queries *q, size_t *indexes, size_t n)
+{
+    NamedQuery *named = malloc((n ? n : 1) * sizeof(NamedQuery));
+    size_t i;
+    if (!named)
+        return -1;
+    for (i = 0; i < n; i++) {
+        named[i].name = q->names[indexes[i]];
+        named[i].length = q->lengths[indexes[i]];
+        named[i].index = indexes[i];
+    }
+    qsort(named, n, sizeof(NamedQuery), compare_query_names);
+    for (i = 0; i < n; i++)
+        indexes[i] = named[i].index;
+    free(named);
+    return 0;
 }
 
 /* Whether a query's returned ids repeat (a table over hashes of this query's rows). */
@@ -1179,8 +1228,8 @@ static int evaluate_plain_files(FileWork *w, const char *qrels_path, const char 
             index_judgments(&w->judged, w->jorder, w->jopens[i], w->jopens[i + 1],
                             (uint32_t) i, w->judgments, &w->index) < 0)
             return 0;
-    sort_queries = &w->queries;
-    qsort(w->evaluated, evaluated, sizeof(size_t), compare_query_names);
+    if (order_queries(&w->queries, w->evaluated, evaluated) < 0)
+        return -1;
     w->repeat_table = malloc(table_size(max_run) * sizeof(size_t));
     w->grades = malloc(max_judged * sizeof(long));
     w->rels = malloc(max_run * sizeof(long));
@@ -1211,7 +1260,6 @@ static int evaluate_plain_files(FileWork *w, const char *qrels_path, const char 
             h->len = w->run.len[row];
             h->score = w->run.score[row];
             h->hash = pair_hash((uint32_t) q, h->doc, (size_t) h->len);
-            h->rel = judged_grade(&w->index, h->hash, (uint32_t) q, h->doc, (size_t) h->len);
         }
         if (has_repeats(w->hits, n, w->repeat_table, table_size(max_run) - 1))
             return 0;
@@ -1221,10 +1269,10 @@ static int evaluate_plain_files(FileWork *w, const char *qrels_path, const char 
             h->len = (Py_ssize_t) strlen(STAND_IN);
             h->score = 1.0;
             h->hash = pair_hash((uint32_t) q, STAND_IN, strlen(STAND_IN));
-            h->rel = judged_grade(&w->index, h->hash, (uint32_t) q, STAND_IN, strlen(STAND_IN));
         }
-        evaluate_query(w->hits, (Py_ssize_t) n, &judged, o, fs, w->rels,
-                       w->ropens[q + 1] == w->ropens[q], w->values);
+        w->index.query = (uint32_t) q;
+        evaluate_query(w->hits, (Py_ssize_t) n, &judged, o, fs, grade_in_index, &w->index,
+                       w->rels, w->ropens[q + 1] == w->ropens[q], w->values);
         for (s = 0; s < (size_t) fs->slots; s++)
             w->sums[s] += w->values[s];
         if (per_query) {
@@ -1326,6 +1374,20 @@ PyDoc_STRVAR(evaluate_dicts_doc,
 "query's relevant judgments. None for anything\n"
 "else (the Python engine then converts and evaluates).");
 
+static PyObject *stand_in_key;  /* STAND_IN as a str */
+
+/* The grade in a query's judgments (exact str keys: the lookup cannot fail; the values
+ * were checked to be ints in range). */
+static long grade_in_dict(const void *context, const Hit *hit)
+{
+    PyObject *grade = PyDict_GetItem((PyObject *) context, hit->key);
+    long g;
+    if (!grade)
+        return RELVALUE_NONPOOL;
+    g = PyLong_AsLong(grade);
+    return g < 0 ? RELVALUE_UNJUDGED : g;
+}
+
 static PyObject *py_evaluate_dicts(PyObject *self, PyObject *args)
 {
     PyObject *qrels, *run, *spec, *names = NULL, *values = NULL, *missing = NULL;
@@ -1422,7 +1484,6 @@ static PyObject *py_evaluate_dicts(PyObject *self, PyObject *args)
             pos = 0;
             while (PyDict_Next(ranking, &pos, &doc, &score)) {
                 Hit *h = &hits[n++];
-                PyObject *grade;
                 if (!PyUnicode_CheckExact(doc))
                     goto decline;
                 h->doc = PyUnicode_AsUTF8AndSize(doc, &h->len);
@@ -1442,27 +1503,17 @@ static PyObject *py_evaluate_dicts(PyObject *self, PyObject *args)
                     goto decline;
                 if (isnan(h->score))
                     goto decline;
-                grade = PyDict_GetItemWithError(judged, doc);
-                if (!grade) {
-                    if (PyErr_Occurred())
-                        goto done;
-                    h->rel = RELVALUE_NONPOOL;
-                } else {
-                    long g = PyLong_AsLong(grade);
-                    h->rel = g < 0 ? RELVALUE_UNJUDGED : g;
-                }
+                h->key = doc;
             }
         } else {
-            PyObject *grade;
             Hit *h = &hits[n++];
             h->doc = STAND_IN;
             h->len = (Py_ssize_t) strlen(STAND_IN);
             h->score = 1.0;
-            grade = PyDict_GetItemString(judged, STAND_IN);
-            h->rel = grade ? (PyLong_AsLong(grade) < 0 ? RELVALUE_UNJUDGED : PyLong_AsLong(grade))
-                           : RELVALUE_NONPOOL;
+            h->key = stand_in_key;
         }
-        evaluate_query(hits, n, &summary, &o, &fs, rels, stand_in, slot_values);
+        evaluate_query(hits, n, &summary, &o, &fs, grade_in_dict, judged, rels, stand_in,
+                       slot_values);
         for (s = 0; s < fs.slots; s++) {
             PyObject *v = PyFloat_FromDouble(slot_values[s]);
             if (!v)
@@ -1510,5 +1561,8 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__ctrec(void)
 {
     init_classes();
+    stand_in_key = PyUnicode_InternFromString(STAND_IN);
+    if (!stand_in_key)
+        return NULL;
     return PyModule_Create(&module);
 }
