@@ -1,6 +1,6 @@
 """The compiled engine (recallbench._ctrec) against trec_eval 10.0 and the Python engine.
 
-Generated ASCII files (the compiled engine takes only plain files) with heavy score ties,
+Generated UTF-8 files (the compiled engine takes only plain files) with heavy score ties,
 grades from -2 to 4, unjudged documents, queries on one side only, queries without
 relevant documents, shuffled lines (a query's lines apart), ids that are prefixes of each
 other or differ only in case, and scores written every way a plain decimal can be. Every
@@ -31,11 +31,12 @@ pytestmark = pytest.mark.skipif(
 
 SEED = 20261126
 CASES = 600
-QUERY_IDS = ("{i}", "q{i}", "Q{i}", "a.b{i}", "x-{i}_", "0{i}", "q:{i}", "a#{i}")
+QUERY_IDS = ("{i}", "q{i}", "Q{i}", "a.b{i}", "x-{i}_", "0{i}", "q:{i}", "a#{i}", "ü{i}", "日{i}")
 DOC_IDS = (
     "d1", "d10", "d2", "D2", "a#b", "0", "00", "-x", "z.z", "doc_3", "doc_30", "10", "9",
     "d-1", "e", "E", "x/y", "1e3", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1",
     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa2",
+    "ä", "日本", "Ω", "a\u00a0b", "\U0001f600", "z\u3000z",
 )  # fmt: skip
 SCORES = (
     "0", "1", "1", "2", "2", "2.5", "-1", "0.001", "3", "7", "+2", "-0", ".5", "5.", "-.5",
@@ -82,8 +83,9 @@ def generate(rng: random.Random, index: int, every_judged_ran: bool) -> tuple[li
 def write(folder: Path, qrels: list[str], run: list[str], rng: random.Random) -> tuple[Path, Path]:
     folder.mkdir(parents=True, exist_ok=True)
     rng.shuffle(run)  # a query's lines apart, too
-    (folder / "qrels").write_text("\n".join(qrels) + "\n")
-    (folder / "run").write_text("\r\n".join(run) + ("\n" if rng.random() < 0.5 else ""))
+    (folder / "qrels").write_text("\n".join(qrels) + "\n", encoding="utf-8")
+    ending = "\n" if rng.random() < 0.5 else ""
+    (folder / "run").write_text("\r\n".join(run) + ending, encoding="utf-8")
     return folder / "qrels", folder / "run"
 
 
@@ -151,7 +153,10 @@ def test_summary_only_and_no_summary_match_the_python_engine(tmp_path: Path) -> 
         ("q 0 a 1\n", "q Q0 a 1 nan t\n", "not a decimal"),
         ("q 0 a 1.5\n", "q Q0 a 1 1 t\n", "a decimal grade"),
         ("q 0 a 1234567890123456\n", "q Q0 a 1 1 t\n", "a grade of 16 digits"),
-        ("q 0 ä 1\n", "q Q0 ä 1 1 t\n", "not ASCII"),
+        ("q 0 \udcff 1\n", "q Q0 a 1 1 t\n", "not UTF-8"),
+        ("q 0 a 1\n", "q Q0 a\udcc0\udcaf 1 1 t\n", "an overlong form"),
+        ("q 0 a\udced\udca0\udc80 1\n", "q Q0 a 1 1 t\n", "a surrogate"),
+        ("q 0 a 1\n", "q Q0 a 1 1 t\udcf4\n", "a sequence cut short"),
         ("q 0 a\x1cb 1\n", "q Q0 a 1 1 t\n", "a separator control"),
         ("q 0 a 1\n", "q Q0 a 1 1 t extra\n", "seven fields"),
         ("q 0 a 1 x\n", "q Q0 a 1 1 t\n", "five qrels fields"),
@@ -162,8 +167,8 @@ def test_summary_only_and_no_summary_match_the_python_engine(tmp_path: Path) -> 
 def test_declines_what_the_python_engine_must_read(
     tmp_path: Path, qrels: str, run: str, why: str
 ) -> None:
-    (tmp_path / "qrels").write_text(qrels)
-    (tmp_path / "run").write_text(run)
+    (tmp_path / "qrels").write_bytes(qrels.encode("utf-8", "surrogateescape"))
+    (tmp_path / "run").write_bytes(run.encode("utf-8", "surrogateescape"))
     assert evaluate_files_text(tmp_path / "qrels", tmp_path / "run", ["official"]) is None, why
 
 

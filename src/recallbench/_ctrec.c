@@ -7,8 +7,8 @@
  * declines by returning None: the Python engine then evaluates (and reports any problem),
  * so results and error messages are the same either way.
  *
- * Files are taken when "plain" as recallbench.measures._trec_bytes defines it: ASCII
- * without NUL or the separator controls 0x1c-0x1f, six fields on every non-blank run line
+ * Files are taken when plain: UTF-8 (ids compared as bytes, as trec_eval and the line
+ * reader do) without NUL or the separator controls 0x1c-0x1f, six fields on every non-blank run line
  * and four on every qrels line, no line opening with '#', scores written as plain
  * decimals, grades as integers of at most 15 digits, no document returned twice for a
  * query and no pair judged twice, and every evaluated query with a grade of 0 or more.
@@ -627,7 +627,7 @@ static void init_classes(void)
 {
     int c;
     for (c = 0; c < 256; c++)
-        byte_class[c] = c >= 128 ? 3 : 0;
+        byte_class[c] = 0;  /* bytes above ASCII: checked as UTF-8 (valid_utf8) */
     byte_class[' '] = byte_class['\t'] = byte_class['\v'] = byte_class['\f'] = 1;
     byte_class['\r'] = 1;
     byte_class['\n'] = 2;
@@ -679,6 +679,62 @@ static size_t count_lines(const char *buf, size_t size)
         at++;
     }
     return lines;
+}
+
+/* Whether ``buf`` is well-formed UTF-8 as Python's strict decoder reads it (Unicode
+ * Table 3-7: no overlong forms, no surrogates, nothing above U+10FFFF); the line reader
+ * refuses ids that are not, with their line. */
+static int valid_utf8(const unsigned char *buf, size_t size)
+{
+    size_t i = 0;
+    while (i < size) {
+        unsigned char c = buf[i];
+        size_t need, k;
+        unsigned char low = 0x80, high = 0xBF;
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        if (c >= 0xC2 && c <= 0xDF)
+            need = 1;
+        else if (c >= 0xE0 && c <= 0xEF) {
+            need = 2;
+            if (c == 0xE0)
+                low = 0xA0;
+            else if (c == 0xED)
+                high = 0x9F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            need = 3;
+            if (c == 0xF0)
+                low = 0x90;
+            else if (c == 0xF4)
+                high = 0x8F;
+        } else
+            return 0;
+        if (i + need >= size)
+            return 0;
+        for (k = 1; k <= need; k++) {
+            unsigned char b = buf[i + k];
+            if (k == 1 ? (b < low || b > high) : (b < 0x80 || b > 0xBF))
+                return 0;
+        }
+        i += need + 1;
+    }
+    return 1;
+}
+
+/* Whether the file's bytes are ASCII or UTF-8: ASCII skipped 8 bytes at a time. */
+static int readable_text(const char *buf, size_t size)
+{
+    size_t i = 0;
+    while (i + 8 <= size) {
+        uint64_t w;
+        memcpy(&w, buf + i, 8);
+        if (w & 0x8080808080808080ULL)
+            return valid_utf8((const unsigned char *) buf + i, size - i);
+        i += 8;
+    }
+    return valid_utf8((const unsigned char *) buf + i, size - i);
 }
 
 /* Split ``buf`` into lines of exactly ``want`` fields (blank lines skipped), NUL-ending
@@ -1193,6 +1249,8 @@ static int evaluate_plain_files(FileWork *w, const char *qrels_path, const char 
     w->judged.grades = 1;
     if (!(w->qbuf = read_whole(qrels_path, &qsize)) || !(w->rbuf = read_whole(run_path, &rsize)))
         return 0;
+    if (!readable_text(w->qbuf, qsize) || !readable_text(w->rbuf, rsize))
+        return 0;  /* not UTF-8: the line reader says where */
     /* room for a row a line: no copying while the rows grow */
     if (rows_grow(&w->judged, count_lines(w->qbuf, qsize)) < 0 ||
         rows_grow(&w->run, count_lines(w->rbuf, rsize)) < 0)
@@ -1357,7 +1415,7 @@ static PyObject *py_evaluate_files(PyObject *self, PyObject *args)
     else if (status == 0)
         result = Py_NewRef(Py_None);
     else
-        result = PyUnicode_DecodeASCII(w.out.data, (Py_ssize_t) w.out.size, NULL);
+        result = PyUnicode_DecodeUTF8(w.out.data, (Py_ssize_t) w.out.size, NULL);
     free_work(&w);
     free_families(&fs);
     return result;
