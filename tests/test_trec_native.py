@@ -18,8 +18,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from recallbench import evaluate
+from recallbench.cli import main
 from recallbench.measures import _trec_native
 from recallbench.measures._trec_native import evaluate_files_text, families
 from recallbench.measures._trec_sets import expand_trec_measures
@@ -102,7 +104,7 @@ def generated(folder: Path, seed: int, every_judged_ran: bool) -> tuple[Path, Pa
 
 def native(qrels: Path, run: Path, flags: Sequence[str], measures: Sequence[str]) -> str | None:
     options = options_of(flags)
-    return evaluate_files_text(
+    done = evaluate_files_text(
         qrels,
         run,
         [measures[i + 1] for i in range(0, len(measures), 2)],
@@ -112,6 +114,7 @@ def native(qrels: Path, run: Path, flags: Sequence[str], measures: Sequence[str]
         judged_only=options.judged_only,
         per_query=True,
     )
+    return None if done is None else done[0]
 
 
 @pytest.mark.parametrize("measures", [MEASURES, CUTOFFS_ONLY], ids=["all", "cutoffs only"])
@@ -135,9 +138,27 @@ def test_summary_only_and_no_summary_match_the_python_engine(tmp_path: Path) -> 
     specs = ["official"]
     evaluation_text = in_process(qrels, run, (), ("-m", "official"))
     summary = "".join(line for line in evaluation_text.splitlines(True) if "\tall\t" in line)
-    assert evaluate_files_text(qrels, run, specs) == summary
+    assert evaluate_files_text(qrels, run, specs) == (summary, "tag")
     per_query = "".join(line for line in evaluation_text.splitlines(True) if "\tall\t" not in line)
-    assert evaluate_files_text(qrels, run, specs, per_query=True, summary=False) == per_query
+    assert evaluate_files_text(qrels, run, specs, per_query=True, summary=False) == (
+        per_query,
+        "tag",
+    )
+
+
+@pytest.mark.parametrize("layout", ["json", "csv", "trec"])
+@pytest.mark.parametrize("flags", [(), ("-q",), ("-q", "-n"), ("-c", "-J", "-m", "P.5")])
+def test_every_layout_prints_what_the_python_engine_prints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, layout: str, flags: tuple[str, ...]
+) -> None:
+    qrels, run = generated(tmp_path, SEED, True)
+    args = ["evaluate", *flags, "--format", layout, str(qrels), str(run)]
+    compiled = CliRunner().invoke(main, args)
+    monkeypatch.setattr(_trec_native, "_ctrec", None)
+    python = CliRunner().invoke(main, args)
+    assert compiled.exit_code == python.exit_code == 0, compiled.output + python.output
+    assert compiled.stdout == python.stdout
+    assert "P_5" in compiled.stdout
 
 
 @pytest.mark.parametrize(

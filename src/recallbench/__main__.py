@@ -60,7 +60,7 @@ def _plain_evaluate(args: list[str]) -> bool:
         summary="no_summary" not in flags,
     )
     if text is not None:  # the compiled engine took them
-        sys.stdout.write(text)
+        sys.stdout.write(text[0])
         return True
     from pathlib import Path
 

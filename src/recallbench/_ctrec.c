@@ -1386,9 +1386,9 @@ static int set_up_call(long level, long max_docs, int judged_only, int complete,
 
 PyDoc_STRVAR(evaluate_files_doc,
 "evaluate_files(qrels, run, families, level, max_docs, judged_only, complete, per_query,\n"
-"               summary, runid) -> str | None\n\n"
-"trec_eval's output for two plain files, or None when they are not plain (or nothing is\n"
-"evaluated): the Python engine then takes them.");
+"               summary, runid) -> (str, str) | None\n\n"
+"trec_eval's output for two plain files and the run's tag, or None when they are not\n"
+"plain (or nothing is evaluated): the Python engine then takes them.");
 
 static PyObject *py_evaluate_files(PyObject *self, PyObject *args)
 {
@@ -1414,8 +1414,10 @@ static PyObject *py_evaluate_files(PyObject *self, PyObject *args)
         PyErr_NoMemory();
     else if (status == 0)
         result = Py_NewRef(Py_None);
-    else
-        result = PyUnicode_DecodeUTF8(w.out.data, (Py_ssize_t) w.out.size, NULL);
+    else {
+        PyObject *text = PyUnicode_DecodeUTF8(w.out.data, (Py_ssize_t) w.out.size, NULL);
+        result = text ? Py_BuildValue("(Ns)", text, w.run.tag) : NULL;
+    }
     free_work(&w);
     free_families(&fs);
     return result;

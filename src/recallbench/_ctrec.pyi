@@ -14,7 +14,7 @@ def evaluate_files(
     summary: bool,
     runid: bool,
     /,
-) -> str | None: ...
+) -> tuple[str, str] | None: ...
 def evaluate_dicts(
     qrels: dict[object, object],
     run: dict[object, object],

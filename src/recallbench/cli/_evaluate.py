@@ -107,38 +107,43 @@ def evaluate(
     # No measure multiplies matrices; OpenBLAS would start a thread per core while numpy
     # is imported (30-40 ms of a 0.15 s evaluation of a small file)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    if output == "trec":
-        from recallbench.measures._trec_native import evaluate_files_text
+    from recallbench.measures._trec_native import evaluate_files_text, text_lines
 
-        text = evaluate_files_text(
-            qrels,
-            run,
-            specs,
-            relevance_level=level,
-            complete=complete,
-            max_docs=max_docs,
-            judged_only=judged_only,
-            per_query=per_query,
-            summary=not no_summary,
-        )
-        if text is not None:  # the compiled engine took them (see _trec_native)
-            click.echo(text, nl=False)
-            return
-    from recallbench.measures._files import evaluate_files
-    from recallbench.measures._trec_eval import TrecOptions
-    from recallbench.measures._trec_output import format_trec, trec_lines
-    from recallbench.measures._trec_sets import expand_trec_measures
-
-    measures, want_runid, missing = expand_trec_measures(specs or ("official",))
-    if missing:
-        warn(f"note: not implemented, left out: {', '.join(missing)}")
-    options = TrecOptions(
-        relevance_level=level, complete=complete, max_docs=max_docs, judged_only=judged_only
+    compiled = evaluate_files_text(
+        qrels,
+        run,
+        specs,
+        relevance_level=level,
+        complete=complete,
+        max_docs=max_docs,
+        judged_only=judged_only,
+        per_query=per_query,
+        summary=not no_summary,
     )
-    result, tag = evaluate_files(qrels, run, measures, options)
-    lines = trec_lines(result, per_query, tag if want_runid else None, summary=not no_summary)
+    if compiled is not None:  # the compiled engine took them (see _trec_native)
+        if output == "trec":
+            click.echo(compiled[0], nl=False)
+            return
+        lines, tag = text_lines(compiled[0]), compiled[1]
+    else:  # the Python engine: everything the compiled one declines
+        from recallbench.measures._files import evaluate_files
+        from recallbench.measures._trec_eval import TrecOptions
+        from recallbench.measures._trec_output import trec_lines
+        from recallbench.measures._trec_sets import expand_trec_measures
+
+        measures, want_runid, missing = expand_trec_measures(specs or ("official",))
+        if missing:
+            warn(f"note: not implemented, left out: {', '.join(missing)}")
+        options = TrecOptions(
+            relevance_level=level, complete=complete, max_docs=max_docs, judged_only=judged_only
+        )
+        result, tag = evaluate_files(qrels, run, measures, options)
+        summary = not no_summary
+        lines = list(trec_lines(result, per_query, tag if want_runid else None, summary=summary))
     if output == "trec":
-        click.echo(format_trec(lines), nl=False)
+        from recallbench.measures._trec_output import format_trec
+
+        click.echo(format_trec(iter(lines)), nl=False)
     elif output == "csv":
         click.echo("measure,query,value")
         for label, qid, value in lines:

@@ -125,9 +125,10 @@ def evaluate_files_text(
     judged_only: bool = False,
     per_query: bool = False,
     summary: bool = True,
-) -> str | None:
+) -> tuple[str, str] | None:
     """trec_eval's output (its ``-q``, ``-n``, ``-l``, ``-c``, ``-M``, ``-J``) for two plain
-    files, or None when the compiled engine declines them (see the module doc)."""
+    files and the run's tag, or None when the compiled engine declines them (see the module
+    doc)."""
     if _ctrec is None:
         return None
     chosen = families(specs or ("official",))
@@ -147,6 +148,16 @@ def evaluate_files_text(
         summary,
         chosen[1],
     )
+
+
+def text_lines(text: str) -> list[tuple[str, str, str]]:
+    """trec_eval's lines as (label, query id or ``all``, value), as
+    :func:`recallbench.measures._trec_output.trec_lines` gives them."""
+    lines = []
+    for line in text.splitlines():
+        label, qid, value = line.split("\t")
+        lines.append((label.rstrip(" "), qid, value))
+    return lines
 
 
 def evaluate_dicts(
