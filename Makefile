@@ -11,7 +11,7 @@ PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(VENV)/.installed: $(BIN)/python pyproject.toml setup.py src/recallbench/_ctrec.c
+$(VENV)/.installed: $(BIN)/python pyproject.toml setup.py $(wildcard src/recallbench/_ctrec*)
 	$(PIP) install -e .
 	touch $@
 

@@ -9,7 +9,12 @@ setup(
     ext_modules=[
         Extension(
             "recallbench._ctrec",
-            ["src/recallbench/_ctrec.c"],
+            [
+                "src/recallbench/_ctrec.c",
+                "src/recallbench/_ctrec_measures.c",
+                "src/recallbench/_ctrec_files.c",
+            ],
+            depends=["src/recallbench/_ctrec.h"],
             extra_compile_args=["-O2", "-std=c99", "-Wall", "-Wextra", "-Wno-unused-parameter"],
             optional=True,
         )

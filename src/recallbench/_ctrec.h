@@ -1,0 +1,99 @@
+/* recallbench._ctrec: what its three files share (see _ctrec.c). */
+#ifndef RECALLBENCH_CTREC_H
+#define RECALLBENCH_CTREC_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RELVALUE_NONPOOL (-1)
+#define RELVALUE_UNJUDGED (-2)
+#define MIN_GEO_MEAN .00001
+#define STAND_IN "ceci_nest_pas_un_docno"
+
+/* Families, in the codes recallbench.measures._trec_native passes. */
+enum {
+    F_NUM_Q, F_NUM_RET, F_NUM_REL, F_NUM_REL_RET, F_MAP, F_GM_MAP, F_RPREC, F_BPREF,
+    F_RECIP_RANK, F_IPREC, F_P, F_RECALL, F_NDCG, F_NDCG_CUT, F_MAP_CUT, F_SUCCESS,
+    F_COUNT
+};
+
+typedef struct {
+    int code;
+    Py_ssize_t count;      /* values (cutoffs; 1 for single-valued families) */
+    long *cutoffs;         /* integer parameters (P, recall, ndcg_cut, map_cut, success) */
+    double *levels;        /* iprec_at_recall's recall levels */
+    const char **labels;   /* printed names, count of them */
+    Py_ssize_t slot;       /* first value's index in a query's values */
+} Family;
+
+typedef struct {
+    Family *families;
+    Py_ssize_t count;
+    Py_ssize_t slots;
+    long depth;            /* ranks whose grades any family reads; -1: all */
+    PyObject *label_refs;  /* keeps the label strings alive */
+} Families;
+
+typedef struct {
+    long level;
+    long max_docs;         /* 0: all */
+    int judged_only;
+    int complete;
+} Options;
+
+/* One returned document of a query. */
+typedef struct {
+    const char *doc;
+    Py_ssize_t len;
+    double score;
+    long rel;
+    uint64_t hash;
+    PyObject *key;         /* the id as a str (dicts) */
+} Hit;
+
+/* A returned document's grade (or RELVALUE_*), looked up only for the ranks a measure
+ * reads. */
+typedef long (*GradeOf)(const void *context, const Hit *hit);
+
+/* What a query's judgments contribute (trec_eval's rel_levels, summarised). */
+typedef struct {
+    long num_rel;          /* grades >= max(level, 0) */
+    long num_nonrel;       /* grades in [0, level): bpref's judged non-relevant */
+    long *ideal;           /* grades >= 1, descending (the ideal ranking's gains) */
+    long num_ideal;
+} Judged;
+
+
+/* Text grown as trec_eval prints it. */
+typedef struct {
+    char *data;
+    size_t size, capacity;
+} Text;
+
+/* _ctrec_measures.c: one query's values, trec_eval's lines */
+int ctrec_summarise_grades(long *grades, long n, long level, Judged *out);
+void ctrec_evaluate_query(Hit *hits, Py_ssize_t n, const Judged *judged, const Options *o,
+                          const Families *fs, GradeOf grade_of, const void *context,
+                          long *rels, int stand_in, double *values);
+int ctrec_text_reserve(Text *t, size_t more);
+int ctrec_print_query(Text *t, const Families *fs, const char *qid, const double *values);
+void ctrec_finish_summary(const Families *fs, double *sums, long num_queries,
+                          long complete_num_rel, int complete);
+int ctrec_print_summary(Text *t, const Families *fs, const double *sums);
+
+/* _ctrec_files.c: plain TREC files, evaluated without the GIL */
+typedef struct FileWork FileWork;
+void ctrec_init_classes(void);
+FileWork *ctrec_file_work_new(void);
+void ctrec_file_work_free(FileWork *w);
+int ctrec_evaluate_plain_files(FileWork *w, const char *qrels_path, const char *run_path,
+                               const Families *fs, const Options *o, int per_query,
+                               int summary, const char *runid_label);
+const char *ctrec_file_work_text(const FileWork *w, size_t *size);
+const char *ctrec_file_work_tag(const FileWork *w);
+
+#endif

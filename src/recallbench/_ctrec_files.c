@@ -1,0 +1,780 @@
+/* recallbench._ctrec: plain TREC files, read and evaluated as trec_eval does.
+ *
+ * The whole file is read at once; lines are split in place (each field NUL-ended), query
+ * ids numbered through one hash table, rows grouped by query, and each query's judgments
+ * indexed on their own while that query is evaluated. Anything not plain returns 0: the
+ * Python engine reads it (see _ctrec.c). */
+#include "_ctrec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* 0 other, 1 C isspace but newline, 2 newline, 3 not plain */
+static unsigned char byte_class[256];
+
+void ctrec_init_classes(void)
+{
+    int c;
+    for (c = 0; c < 256; c++)
+        byte_class[c] = 0;  /* bytes above ASCII: checked as UTF-8 (valid_utf8) */
+    byte_class[' '] = byte_class['\t'] = byte_class['\v'] = byte_class['\f'] = 1;
+    byte_class['\r'] = 1;
+    byte_class['\n'] = 2;
+    byte_class[0] = byte_class[0x1c] = byte_class[0x1d] = byte_class[0x1e] = 3;
+    byte_class[0x1f] = 3;
+}
+
+static char *read_whole(const char *path, size_t *size)
+{
+    int fd = open(path, O_RDONLY);
+    struct stat st;
+    char *buf;
+    size_t got = 0;
+    if (fd < 0)
+        return NULL;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
+        close(fd);
+        return NULL;
+    }
+    buf = malloc((size_t) st.st_size + 1);
+    if (!buf) {
+        close(fd);
+        return NULL;
+    }
+    while (got < (size_t) st.st_size) {
+        ssize_t r = read(fd, buf + got, (size_t) st.st_size - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t) r;
+    }
+    close(fd);
+    if (got != (size_t) st.st_size) {
+        free(buf);
+        return NULL;
+    }
+    buf[got] = '\n';  /* the last line ends too */
+    *size = got + 1;
+    return buf;
+}
+
+static size_t count_lines(const char *buf, size_t size)
+{
+    size_t lines = 0;
+    const char *end = buf + size, *at = buf;
+    while ((at = memchr(at, '\n', (size_t) (end - at))) != NULL) {
+        lines++;
+        at++;
+    }
+    return lines;
+}
+
+/* Whether ``buf`` is well-formed UTF-8 as Python's strict decoder reads it (Unicode
+ * Table 3-7: no overlong forms, no surrogates, nothing above U+10FFFF); the line reader
+ * refuses ids that are not, with their line. */
+static int valid_utf8(const unsigned char *buf, size_t size)
+{
+    size_t i = 0;
+    while (i < size) {
+        unsigned char c = buf[i];
+        size_t need, k;
+        unsigned char low = 0x80, high = 0xBF;
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        if (c >= 0xC2 && c <= 0xDF)
+            need = 1;
+        else if (c >= 0xE0 && c <= 0xEF) {
+            need = 2;
+            if (c == 0xE0)
+                low = 0xA0;
+            else if (c == 0xED)
+                high = 0x9F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            need = 3;
+            if (c == 0xF0)
+                low = 0x90;
+            else if (c == 0xF4)
+                high = 0x8F;
+        } else
+            return 0;
+        if (i + need >= size)
+            return 0;
+        for (k = 1; k <= need; k++) {
+            unsigned char b = buf[i + k];
+            if (k == 1 ? (b < low || b > high) : (b < 0x80 || b > 0xBF))
+                return 0;
+        }
+        i += need + 1;
+    }
+    return 1;
+}
+
+/* Whether the file's bytes are ASCII or UTF-8: ASCII skipped 8 bytes at a time. */
+static int readable_text(const char *buf, size_t size)
+{
+    size_t i = 0;
+    while (i + 8 <= size) {
+        uint64_t w;
+        memcpy(&w, buf + i, 8);
+        if (w & 0x8080808080808080ULL)
+            return valid_utf8((const unsigned char *) buf + i, size - i);
+        i += 8;
+    }
+    return valid_utf8((const unsigned char *) buf + i, size - i);
+}
+
+/* Split ``buf`` into lines of exactly ``want`` fields (blank lines skipped), NUL-ending
+ * every field in place; calls ``take`` with each line's fields. -1 when not plain. */
+typedef int (*LineTaker)(void *state, char **fields, size_t *lengths);
+
+static int split_lines(char *buf, size_t size, int want, LineTaker take, void *state)
+{
+    char *fields[8];
+    size_t lengths[8];
+    size_t i = 0;
+    int count = 0;
+    while (i < size) {
+        unsigned char k = byte_class[(unsigned char) buf[i]];
+        if (k == 3)
+            return -1;
+        if (k == 2) {
+            if (count) {
+                if (count != want || take(state, fields, lengths) < 0)
+                    return -1;
+                count = 0;
+            }
+            i++;
+            continue;
+        }
+        if (k == 1) {
+            i++;
+            continue;
+        }
+        {
+            size_t start = i;
+            while (i < size && byte_class[(unsigned char) buf[i]] == 0)
+                i++;
+            if (i >= size)
+                return -1;  /* cannot happen: the buffer ends with a newline */
+            if (count == want)
+                return -1;
+            if (count == 0 && buf[start] == '#')
+                return -1;  /* may be a comment: the line reader decides */
+            fields[count] = buf + start;
+            lengths[count] = i - start;
+            count++;
+            if (byte_class[(unsigned char) buf[i]] == 3)
+                return -1;
+            if (byte_class[(unsigned char) buf[i]] == 2) {
+                if (count != want || take(state, fields, lengths) < 0)
+                    return -1;
+                count = 0;
+            }
+            buf[i] = '\0';
+            i++;
+        }
+    }
+    return count ? -1 : 0;
+}
+
+static uint64_t mix64(uint64_t h)
+{
+    h ^= h >> 31;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 29;
+    return h;
+}
+
+/* 8 bytes at a time (ids are short: a byte-wise hash measured a tenth of an evaluation) */
+static uint64_t hash_bytes(const char *s, size_t n, uint64_t seed)
+{
+    uint64_t h = seed ^ (0x9e3779b97f4a7c15ULL * (n + 1));
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        h = mix64(h ^ w) * 0x94d049bb133111ebULL;
+        s += 8;
+        n -= 8;
+    }
+    if (n) {
+        uint64_t w = 0;
+        memcpy(&w, s, n);
+        h = mix64(h ^ w) * 0x94d049bb133111ebULL;
+    }
+    return mix64(h);
+}
+
+static size_t table_size(size_t n)
+{
+    size_t size = 16;
+    while (size < 2 * n + 2)
+        size *= 2;
+    return size;
+}
+
+/* Query ids: open addressing, index + 1 in ``slots`` (0 empty). */
+typedef struct {
+    size_t *slots;
+    size_t mask;
+    const char **names;
+    size_t *lengths;
+    size_t count, capacity;
+} Queries;
+
+static int queries_init(Queries *q)
+{
+    q->mask = 1023;
+    q->slots = calloc(q->mask + 1, sizeof(size_t));
+    q->capacity = 256;
+    q->count = 0;
+    q->names = malloc(q->capacity * sizeof(char *));
+    q->lengths = malloc(q->capacity * sizeof(size_t));
+    return q->slots && q->names && q->lengths ? 0 : -1;
+}
+
+static void queries_free(Queries *q)
+{
+    free(q->slots);
+    free(q->names);
+    free(q->lengths);
+}
+
+static long queries_find(Queries *q, const char *name, size_t len, int insert)
+{
+    uint64_t h = hash_bytes(name, len, 0);
+    size_t at = (size_t) h & q->mask;
+    while (q->slots[at]) {
+        size_t index = q->slots[at] - 1;
+        if (q->lengths[index] == len && memcmp(q->names[index], name, len) == 0)
+            return (long) index;
+        at = (at + 1) & q->mask;
+    }
+    if (!insert)
+        return -1;
+    if (q->count == q->capacity) {
+        size_t capacity = q->capacity * 2;
+        const char **names = realloc(q->names, capacity * sizeof(char *));
+        size_t *lengths;
+        if (!names)
+            return -2;
+        q->names = names;
+        lengths = realloc(q->lengths, capacity * sizeof(size_t));
+        if (!lengths)
+            return -2;
+        q->lengths = lengths;
+        q->capacity = capacity;
+    }
+    q->names[q->count] = name;
+    q->lengths[q->count] = len;
+    q->slots[at] = ++q->count;
+    if (2 * q->count > q->mask) {  /* grow and rehash */
+        size_t mask = q->mask * 2 + 1, i;
+        size_t *slots = calloc(mask + 1, sizeof(size_t));
+        if (!slots)
+            return -2;
+        for (i = 0; i < q->count; i++) {
+            size_t k = (size_t) hash_bytes(q->names[i], q->lengths[i], 0) & mask;
+            while (slots[k])
+                k = (k + 1) & mask;
+            slots[k] = i + 1;
+        }
+        free(q->slots);
+        q->slots = slots;
+        q->mask = mask;
+    }
+    return (long) (q->count - 1);
+}
+
+/* Rows of a file: query index, id, and a number (score or grade). */
+typedef struct {
+    Queries *queries;
+    uint32_t *query;
+    const char **doc;
+    uint32_t *len;
+    double *score;
+    long *grade;
+    size_t count, capacity;
+    int grades;
+    const char *tag;
+    const char *last_name;  /* the previous line's query id */
+    size_t last_length;
+    long last_query;
+} Rows;
+
+static int rows_grow(Rows *r, size_t capacity)
+{
+    void *p;
+    if (!(p = realloc(r->query, capacity * sizeof(uint32_t))))
+        return -1;
+    r->query = p;
+    if (!(p = realloc((void *) r->doc, capacity * sizeof(char *))))
+        return -1;
+    r->doc = p;
+    if (!(p = realloc(r->len, capacity * sizeof(uint32_t))))
+        return -1;
+    r->len = p;
+    if (r->grades) {
+        if (!(p = realloc(r->grade, capacity * sizeof(long))))
+            return -1;
+        r->grade = p;
+    } else {
+        if (!(p = realloc(r->score, capacity * sizeof(double))))
+            return -1;
+        r->score = p;
+    }
+    r->capacity = capacity;
+    return 0;
+}
+
+static void rows_free(Rows *r)
+{
+    free(r->query);
+    free((void *) r->doc);
+    free(r->len);
+    free(r->score);
+    free(r->grade);
+}
+
+static const double powers_of_ten[] = {
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+};
+
+/* [+-]digits[.digits] with a digit somewhere, correctly rounded as Python's float and
+ * Arrow's reader read it: up to 15 digits an exact integer over an exact power of ten,
+ * one IEEE division (Clinger's fast path); longer ones through strtod. */
+static int read_score(const char *s, size_t n, double *out)
+{
+    size_t i = 0, digits = 0, dots = 0, after = 0;
+    int negative = 0;
+    uint64_t mantissa = 0;
+    if (i < n && (s[i] == '+' || s[i] == '-'))
+        negative = s[i++] == '-';
+    for (; i < n; i++) {
+        if (s[i] >= '0' && s[i] <= '9') {
+            mantissa = mantissa * 10 + (uint64_t) (s[i] - '0');
+            digits++;
+            after += dots;
+            if (digits > 15)
+                break;
+        } else if (s[i] == '.' && !dots) {
+            dots++;
+        } else {
+            return -1;
+        }
+    }
+    if (digits > 15) {  /* check the rest, then strtod */
+        for (; i < n; i++)
+            if (!(s[i] >= '0' && s[i] <= '9') && !(s[i] == '.' && !dots++))
+                return -1;
+        *out = strtod(s, NULL);
+        return 0;
+    }
+    if (!digits)
+        return -1;
+    *out = (double) mantissa / powers_of_ten[after];
+    if (negative)
+        *out = -*out;
+    return 0;
+}
+
+/* [+-]digits, at most 15 of them (atol's value) */
+static int read_grade(const char *s, size_t n, long *out)
+{
+    size_t i = 0, digits = 0;
+    int negative = 0;
+    long value = 0;
+    if (i < n && (s[i] == '+' || s[i] == '-'))
+        negative = s[i++] == '-';
+    for (; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        value = value * 10 + (s[i] - '0');
+        if (++digits > 15)
+            return -1;
+    }
+    if (!digits)
+        return -1;
+    *out = negative ? -value : value;
+    return 0;
+}
+
+static int take_row(void *state, char **fields, size_t *lengths)
+{
+    Rows *r = (Rows *) state;
+    long q;
+    const int doc = 2;  /* the id's field, in qrels and run lines alike */
+    if (r->count == r->capacity && rows_grow(r, r->capacity * 2 + 1024) < 0)
+        return -1;
+    if (lengths[doc] > 0xffffffffu)
+        return -1;
+    if (r->grades) {
+        if (read_grade(fields[3], lengths[3], &r->grade[r->count]) < 0)
+            return -1;
+    } else {
+        if (read_score(fields[4], lengths[4], &r->score[r->count]) < 0)
+            return -1;
+        r->tag = fields[5];
+    }
+    if (r->last_name && lengths[0] == r->last_length &&
+        memcmp(fields[0], r->last_name, lengths[0]) == 0) {
+        q = r->last_query;  /* a query's lines usually come together */
+    } else {
+        q = queries_find(r->queries, fields[0], lengths[0], 1);
+        if (q < 0)
+            return -1;
+        r->last_name = fields[0];
+        r->last_length = lengths[0];
+        r->last_query = q;
+    }
+    r->query[r->count] = (uint32_t) q;
+    r->doc[r->count] = fields[doc];
+    r->len[r->count] = (uint32_t) lengths[doc];
+    r->count++;
+    return 0;
+}
+
+/* Judgments: (query, id) -> grade, open addressing; each slot holds what a lookup
+ * compares, so that a lookup touches one cache line (row arrays measured 3x slower). */
+typedef struct {
+    uint64_t hash;
+    const char *doc;   /* NULL: empty */
+    uint32_t len;
+    uint32_t query;
+    long grade;
+} Judgment;
+
+typedef struct {
+    Judgment *slots;
+    size_t mask;
+    uint32_t query;    /* the query being evaluated */
+} PairIndex;
+
+static uint64_t pair_hash(uint32_t query, const char *doc, size_t len)
+{
+    return hash_bytes(doc, len, (uint64_t) (query + 1) * 0x9e3779b97f4a7c15ULL);
+}
+
+/* The index of one query's judgments (rows ``order[from..to)``, ``table`` room for
+ * table_size(to - from) slots): small enough to stay in cache while the query's returned
+ * documents are looked up (one index over all judgments measured 3x slower). -1 when a
+ * document is judged twice. */
+static int index_judgments(const Rows *j, const size_t *order, size_t from, size_t to,
+                           uint32_t query, Judgment *table, PairIndex *ix)
+{
+    size_t i, size = table_size(to - from);
+    ix->mask = size - 1;
+    ix->slots = table;
+    memset(table, 0, size * sizeof(Judgment));
+    for (i = from; i < to; i++) {
+        size_t row = order[i];
+        uint64_t h = pair_hash(query, j->doc[row], j->len[row]);
+        size_t at = (size_t) h & ix->mask;
+        Judgment *e;
+        while ((e = &ix->slots[at])->doc) {
+            if (e->hash == h && e->len == j->len[row] &&
+                memcmp(e->doc, j->doc[row], j->len[row]) == 0)
+                return -1;
+            at = (at + 1) & ix->mask;
+        }
+        e->hash = h;
+        e->doc = j->doc[row];
+        e->len = j->len[row];
+        e->query = query;
+        e->grade = j->grade[row];
+    }
+    return 0;
+}
+
+static long judged_grade(const PairIndex *ix, uint64_t h, uint32_t query, const char *doc,
+                         size_t len)
+{
+    size_t at = (size_t) h & ix->mask;
+    const Judgment *e;
+    while ((e = &ix->slots[at])->doc) {
+        if (e->hash == h && e->query == query && e->len == len && memcmp(e->doc, doc, len) == 0)
+            return e->grade < 0 ? RELVALUE_UNJUDGED : e->grade;
+        at = (at + 1) & ix->mask;
+    }
+    return RELVALUE_NONPOOL;
+}
+
+static long grade_in_index(const void *context, const Hit *hit)
+{
+    const PairIndex *ix = (const PairIndex *) context;
+    return judged_grade(ix, hit->hash, ix->query, hit->doc, (size_t) hit->len);
+}
+
+/* Rows grouped by query: ``opens[q]`` .. ``opens[q + 1]`` index ``order``. */
+static int group_rows(const Rows *r, size_t queries, size_t **opens_out, size_t **order_out)
+{
+    size_t *opens = calloc(queries + 1, sizeof(size_t));
+    size_t *order = malloc((r->count ? r->count : 1) * sizeof(size_t));
+    size_t *fill, i;
+    if (!opens || !order) {
+        free(opens);
+        free(order);
+        return -1;
+    }
+    for (i = 0; i < r->count; i++)
+        opens[r->query[i] + 1]++;
+    for (i = 0; i < queries; i++)
+        opens[i + 1] += opens[i];
+    fill = malloc((queries + 1) * sizeof(size_t));
+    if (!fill) {
+        free(opens);
+        free(order);
+        return -1;
+    }
+    memcpy(fill, opens, (queries + 1) * sizeof(size_t));
+    for (i = 0; i < r->count; i++)
+        order[fill[r->query[i]]++] = i;
+    free(fill);
+    *opens_out = opens;
+    *order_out = order;
+    return 0;
+}
+
+/* A query to order by id: no global for the comparator (files are read without the
+ * GIL, so two threads may evaluate at once). */
+typedef struct {
+    const char *name;
+    size_t length;
+    size_t index;
+} NamedQuery;
+
+static int compare_query_names(const void *a, const void *b)
+{
+    const NamedQuery *x = (const NamedQuery *) a, *y = (const NamedQuery *) b;
+    int c = memcmp(x->name, y->name, x->length < y->length ? x->length : y->length);
+    return c ? c : (x->length > y->length) - (x->length < y->length);
+}
+
+/* ``indexes`` in the byte-wise order of their query ids (trec_eval's order). */
+static int order_queries(const Queries *q, size_t *indexes, size_t n)
+{
+    NamedQuery *named = malloc((n ? n : 1) * sizeof(NamedQuery));
+    size_t i;
+    if (!named)
+        return -1;
+    for (i = 0; i < n; i++) {
+        named[i].name = q->names[indexes[i]];
+        named[i].length = q->lengths[indexes[i]];
+        named[i].index = indexes[i];
+    }
+    qsort(named, n, sizeof(NamedQuery), compare_query_names);
+    for (i = 0; i < n; i++)
+        indexes[i] = named[i].index;
+    free(named);
+    return 0;
+}
+
+/* Whether a query's returned ids repeat (a table over hashes of this query's rows). */
+static int has_repeats(const Hit *hits, size_t n, size_t *table, size_t mask)
+{
+    size_t i;
+    memset(table, 0, (mask + 1) * sizeof(size_t));
+    for (i = 0; i < n; i++) {
+        size_t at = (size_t) hits[i].hash & mask;
+        while (table[at]) {
+            const Hit *other = &hits[table[at] - 1];
+            if (other->hash == hits[i].hash && other->len == hits[i].len &&
+                memcmp(other->doc, hits[i].doc, (size_t) hits[i].len) == 0)
+                return 1;
+            at = (at + 1) & mask;
+        }
+        table[at] = i + 1;
+    }
+    return 0;
+}
+
+struct FileWork {
+    char *qbuf, *rbuf;
+    Queries queries;
+    Rows judged, run;
+    PairIndex index;
+    Judgment *judgments;
+    size_t *jopens, *jorder, *ropens, *rorder, *evaluated, *repeat_table;
+    long *grades, *rels;
+    Hit *hits;
+    double *values, *sums;
+    Text out;
+};
+
+FileWork *ctrec_file_work_new(void)
+{
+    return calloc(1, sizeof(FileWork));
+}
+
+void ctrec_file_work_free(FileWork *w)
+{
+    if (!w)
+        return;
+    free(w->qbuf);
+    free(w->rbuf);
+    queries_free(&w->queries);
+    rows_free(&w->judged);
+    rows_free(&w->run);
+    free(w->judgments);
+    free(w->jopens);
+    free(w->jorder);
+    free(w->ropens);
+    free(w->rorder);
+    free(w->evaluated);
+    free(w->repeat_table);
+    free(w->grades);
+    free(w->rels);
+    free(w->hits);
+    free(w->values);
+    free(w->sums);
+    free(w->out.data);
+    free(w);
+}
+
+const char *ctrec_file_work_text(const FileWork *w, size_t *size)
+{
+    *size = w->out.size;
+    return w->out.data;
+}
+
+const char *ctrec_file_work_tag(const FileWork *w)
+{
+    return w->run.tag;
+}
+
+/* 1 done (text in w->out), 0 not plain or nothing evaluated, -1 out of memory */
+int ctrec_evaluate_plain_files(FileWork *w, const char *qrels_path, const char *run_path,
+                               const Families *fs, const Options *o, int per_query,
+                               int summary, const char *runid_label)
+{
+    size_t qsize, rsize, nq, i, evaluated = 0, max_run = 1, max_judged = 1;
+    long complete_num_rel = 0;
+    if (queries_init(&w->queries) < 0)
+        return -1;
+    w->judged.queries = w->run.queries = &w->queries;
+    w->judged.grades = 1;
+    if (!(w->qbuf = read_whole(qrels_path, &qsize)) || !(w->rbuf = read_whole(run_path, &rsize)))
+        return 0;
+    if (!readable_text(w->qbuf, qsize) || !readable_text(w->rbuf, rsize))
+        return 0;  /* not UTF-8: the line reader says where */
+    /* room for a row a line: no copying while the rows grow */
+    if (rows_grow(&w->judged, count_lines(w->qbuf, qsize)) < 0 ||
+        rows_grow(&w->run, count_lines(w->rbuf, rsize)) < 0)
+        return -1;
+    if (split_lines(w->qbuf, qsize, 4, take_row, &w->judged) < 0 ||
+        split_lines(w->rbuf, rsize, 6, take_row, &w->run) < 0 || !w->judged.count ||
+        !w->run.count)
+        return 0;
+    nq = w->queries.count;
+    if (group_rows(&w->judged, nq, &w->jopens, &w->jorder) < 0 ||
+        group_rows(&w->run, nq, &w->ropens, &w->rorder) < 0)
+        return -1;
+    w->evaluated = malloc(nq * sizeof(size_t));
+    if (!w->evaluated)
+        return -1;
+    for (i = 0; i < nq; i++) {
+        size_t judged = w->jopens[i + 1] - w->jopens[i], ran = w->ropens[i + 1] - w->ropens[i];
+        if (judged && (ran || o->complete))
+            w->evaluated[evaluated++] = i;
+        if (ran > max_run)
+            max_run = ran;
+        if (judged > max_judged)
+            max_judged = judged;
+    }
+    if (!evaluated)
+        return 0;
+    w->judgments = malloc(table_size(max_judged) * sizeof(Judgment));
+    if (!w->judgments)
+        return -1;
+    for (i = 0; i < nq; i++)  /* judged twice where nothing is evaluated: the reader too */
+        if (w->jopens[i + 1] > w->jopens[i] && w->ropens[i + 1] == w->ropens[i] &&
+            !o->complete &&
+            index_judgments(&w->judged, w->jorder, w->jopens[i], w->jopens[i + 1],
+                            (uint32_t) i, w->judgments, &w->index) < 0)
+            return 0;
+    if (order_queries(&w->queries, w->evaluated, evaluated) < 0)
+        return -1;
+    w->repeat_table = malloc(table_size(max_run) * sizeof(size_t));
+    w->grades = malloc(max_judged * sizeof(long));
+    w->rels = malloc(max_run * sizeof(long));
+    w->hits = malloc(max_run * sizeof(Hit));
+    w->values = calloc((size_t) fs->slots + 1, sizeof(double));
+    w->sums = calloc((size_t) fs->slots + 1, sizeof(double));
+    if (!w->repeat_table || !w->judgments || !w->grades || !w->rels || !w->hits ||
+        !w->values || !w->sums)
+        return -1;
+    for (i = 0; i < evaluated; i++) {
+        size_t q = w->evaluated[i], k, n = 0, s;
+        Judged judged;
+        for (k = w->jopens[q]; k < w->jopens[q + 1]; k++) {
+            long g = w->judged.grade[w->jorder[k]];
+            w->grades[n++] = g;
+            if (g > 0)
+                complete_num_rel++;
+        }
+        if (!ctrec_summarise_grades(w->grades, (long) n, o->level, &judged))
+            return 0;
+        if (index_judgments(&w->judged, w->jorder, w->jopens[q], w->jopens[q + 1], (uint32_t) q,
+                            w->judgments, &w->index) < 0)
+            return 0;  /* judged twice: the line reader says where */
+        n = 0;
+        for (k = w->ropens[q]; k < w->ropens[q + 1]; k++) {
+            size_t row = w->rorder[k];
+            Hit *h = &w->hits[n++];
+            h->doc = w->run.doc[row];
+            h->len = w->run.len[row];
+            h->score = w->run.score[row];
+            h->hash = pair_hash((uint32_t) q, h->doc, (size_t) h->len);
+        }
+        if (has_repeats(w->hits, n, w->repeat_table, table_size(max_run) - 1))
+            return 0;
+        if (n == 0) {  /* -c: trec_eval.c's one-document stand-in ranking */
+            Hit *h = &w->hits[n++];
+            h->doc = STAND_IN;
+            h->len = (Py_ssize_t) strlen(STAND_IN);
+            h->score = 1.0;
+            h->hash = pair_hash((uint32_t) q, STAND_IN, strlen(STAND_IN));
+        }
+        w->index.query = (uint32_t) q;
+        ctrec_evaluate_query(w->hits, (Py_ssize_t) n, &judged, o, fs, grade_in_index,
+                             &w->index, w->rels, w->ropens[q + 1] == w->ropens[q], w->values);
+        for (s = 0; s < (size_t) fs->slots; s++)
+            w->sums[s] += w->values[s];
+        if (per_query) {
+            char name[4096];
+            size_t len = w->queries.lengths[q];
+            if (len >= sizeof(name))
+                return 0;
+            memcpy(name, w->queries.names[q], len);
+            name[len] = '\0';
+            if (ctrec_print_query(&w->out, fs, name, w->values) < 0)
+                return -1;
+        }
+    }
+    if (summary) {
+        if (runid_label) {
+            size_t room = strlen(w->run.tag) + 64;
+            int written;
+            if (ctrec_text_reserve(&w->out, room) < 0)
+                return -1;
+            written = snprintf(w->out.data + w->out.size, room, "%-22s\tall\t%s\n", "runid",
+                               w->run.tag);
+            if (written < 0 || (size_t) written >= room)
+                return -1;
+            w->out.size += (size_t) written;
+        }
+        ctrec_finish_summary(fs, w->sums, (long) evaluated, complete_num_rel, o->complete);
+        if (ctrec_print_summary(&w->out, fs, w->sums) < 0)
+            return -1;
+    }
+    if (ctrec_text_reserve(&w->out, 1) < 0)
+        return -1;
+    return 1;
+}
+
+/* A call's options and families; -1 with the error set. */
