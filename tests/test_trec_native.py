@@ -280,7 +280,33 @@ def test_dicts_give_the_python_engines_values(
     options: dict[str, object], measures: list[str]
 ) -> None:
     qrels, run = random_dicts(SEED)
-    fast = evaluate(qrels, run, measures, **options)  # type: ignore[arg-type]
+    assert_same_evaluations(qrels, run, measures, options)
+
+
+@pytest.mark.parametrize("options", [{}, {"complete": True, "judged_only": True, "max_docs": 4}])
+def test_files_through_the_api_give_the_python_engines_values(
+    tmp_path: Path, options: dict[str, object]
+) -> None:
+    qrels, run = generated(tmp_path, SEED, False)
+    for measures in (["official", "ndcg", "ndcg_cut.10,3"], ["P.2", "success.1", "num_q"]):
+        assert_same_evaluations(str(qrels), run, measures, options)
+
+
+def assert_same_evaluations(
+    qrels: object, run: object, measures: list[str], options: dict[str, object]
+) -> None:
+    """The compiled engine's Evaluation equals the Python engine's, value for value."""
+    calls: list[object] = []
+    real = _trec_native.evaluate_values
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(done := real(*args, **kwargs))  # type: ignore[arg-type]
+        return done
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_trec_native, "evaluate_values", counted)
+        fast = evaluate(qrels, run, measures, **options)  # type: ignore[arg-type]
+    assert calls and calls[0] is not None, "the compiled engine declined"
     with _declined():
         slow = evaluate(qrels, run, measures, **options)  # type: ignore[arg-type]
     assert fast.query_ids == slow.query_ids
@@ -297,18 +323,18 @@ def test_dicts_give_the_python_engines_values(
 def test_dicts_outside_its_form_take_the_python_engine() -> None:
     qrels = {"q": {"a": 1, "b": 0}}
     for run in ({"q": {"a": float("nan")}}, {"q": {"a": "1"}}, {"q": {}}, {1: {"a": 1.0}}):
-        assert _trec_native.evaluate_dicts(
+        assert _trec_native.evaluate_values(
             qrels, run, families(["map"])[0],  # type: ignore[index]
             relevance_level=1, complete=False, max_docs=None, judged_only=False,
         ) is None  # fmt: skip
 
 
 class _declined:
-    """Every call of the compiled dict path declines, so the Python engine evaluates."""
+    """The compiled engine is missing, so the Python engine evaluates."""
 
     def __enter__(self) -> None:
         self.patch = pytest.MonkeyPatch()
-        self.patch.setattr(_trec_native, "evaluate_dicts", lambda *a, **k: None)
+        self.patch.setattr(_trec_native, "_ctrec", None)
 
     def __exit__(self, *exc: object) -> None:
         self.patch.undo()

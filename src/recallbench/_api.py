@@ -233,10 +233,8 @@ def _as_rankings(run: Any) -> dict[str, list[str]]:
     raise ConfigError(f"cannot read a run from a {type(run).__name__}")
 
 
-def _compiled(
-    qrels: dict[Any, Any], run: dict[Any, Any], specs: list[str], options: TrecOptions
-) -> Evaluation | None:
-    """The evaluation of dicts in form by the compiled engine (see
+def _compiled(qrels: Any, run: Any, specs: list[str], options: TrecOptions) -> Evaluation | None:
+    """The evaluation by the compiled engine of dicts in form or two plain files (see
     :mod:`recallbench.measures._trec_native`), None when it declines them or the measures.
     gm_map's per-query value is average precision here, as the Python engine gives it (the
     geometric mean is taken over the queries)."""
@@ -246,7 +244,7 @@ def _compiled(
     if chosen is None or options.relevance_level < 0:
         return None  # below 0, the Python engine's num_rel differs from trec_eval's
     gm_map, map_code = _trec_native.FAMILIES["gm_map"], _trec_native.FAMILIES["map"]
-    done = _trec_native.evaluate_dicts(
+    done = _trec_native.evaluate_values(
         qrels,
         run,
         [(map_code if code == gm_map else code, p, labels) for code, p, labels in chosen[0]],
@@ -257,17 +255,15 @@ def _compiled(
     )
     if done is None:
         return None
-    names, columns, missing_list, num_rel = done
+    names, columns, missing_list, num_rel, complete_num_rel = done
     parsed, _, _ = expand_trec_measures(specs)  # the same measures, in the same order
     by_name = {str(measure): measure for measure in parsed}
     missing = np.array(missing_list, dtype=bool)
-    aggregates: dict[str, float] = {}
-    if options.complete:  # as evaluate_trec_table: every judgment graded above 0
-        for name, measure in by_name.items():
-            if measure.trec_label() == "num_rel":
-                aggregates[name] = float(
-                    sum(1 for q in names for grade in qrels[q].values() if grade > 0)
-                )
+    aggregates = {  # as evaluate_trec_table: every judgment graded above 0, whatever -l
+        name: float(complete_num_rel)
+        for name, measure in by_name.items()
+        if options.complete and measure.trec_label() == "num_rel"
+    }
     return Evaluation(
         query_ids=tuple(names),
         values={name: np.array(column) for name, column in zip(by_name, columns, strict=True)},
@@ -312,16 +308,16 @@ def evaluate(
         max_docs=max_docs,
         judged_only=judged_only,
     )
+    if not chosen:
+        compiled = _compiled(qrels, run, [m for m in measures if isinstance(m, str)], options)
+        if compiled is not None:
+            return compiled
     if isinstance(qrels, str | os.PathLike) and isinstance(run, str | os.PathLike):
         from pathlib import Path
 
         from recallbench.measures._files import evaluate_files
 
         return evaluate_files(Path(qrels), Path(run), [*chosen, *parsed], options)[0]
-    if not chosen and isinstance(qrels, dict) and isinstance(run, dict):
-        compiled = _compiled(qrels, run, [m for m in measures if isinstance(m, str)], options)
-        if compiled is not None:
-            return compiled
     from recallbench.measures._trec_eval import evaluate_trec, evaluate_trec_table
 
     in_form = _dict_table(qrels, run, options)

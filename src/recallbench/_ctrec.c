@@ -124,6 +124,32 @@ PyDoc_STRVAR(evaluate_files_doc,
 "trec_eval's output for two plain files and the run's tag, or None when they are not\n"
 "plain (or nothing is evaluated): the Python engine then takes them.");
 
+/* Evaluate two files without the GIL; 1 done (``*work`` to free), 0 declined, -1 with the
+ * error set. */
+static int evaluate_file_pair(const char *qrels, const char *run, const Families *fs,
+                              const Options *o, int per_query, int summary, int runid,
+                              int collect, FileWork **work)
+{
+    int status;
+    FileWork *w = ctrec_file_work_new();
+    if (!w) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    status = ctrec_evaluate_plain_files(w, qrels, run, fs, o, per_query, summary,
+                                        runid ? "runid" : NULL, collect);
+    Py_END_ALLOW_THREADS
+    if (status <= 0) {
+        ctrec_file_work_free(w);
+        if (status < 0)
+            PyErr_NoMemory();
+        return status;
+    }
+    *work = w;
+    return 1;
+}
+
 static PyObject *py_evaluate_files(PyObject *self, PyObject *args)
 {
     const char *qrels, *run;
@@ -132,32 +158,96 @@ static PyObject *py_evaluate_files(PyObject *self, PyObject *args)
     int judged_only, complete, per_query, summary, runid, status;
     Families fs;
     Options o;
-    FileWork *w;
+    FileWork *w = NULL;
     (void) self;
     if (!PyArg_ParseTuple(args, "ssO!llppppp", &qrels, &run, &PyList_Type, &spec, &level,
                           &max_docs, &judged_only, &complete, &per_query, &summary, &runid))
         return NULL;
     if (set_up_call(level, max_docs, judged_only, complete, spec, &o, &fs) < 0)
         return NULL;
-    w = ctrec_file_work_new();
-    if (!w) {
-        free_families(&fs);
-        return PyErr_NoMemory();
-    }
-    Py_BEGIN_ALLOW_THREADS
-    status = ctrec_evaluate_plain_files(w, qrels, run, &fs, &o, per_query, summary,
-                                        runid ? "runid" : NULL);
-    Py_END_ALLOW_THREADS
-    if (status < 0)
-        PyErr_NoMemory();
-    else if (status == 0)
+    status = evaluate_file_pair(qrels, run, &fs, &o, per_query, summary, runid, 0, &w);
+    if (status == 0)
         result = Py_NewRef(Py_None);
-    else {
+    else if (status > 0) {
         size_t size;
         const char *data = ctrec_file_work_text(w, &size);
         PyObject *text = PyUnicode_DecodeUTF8(data, (Py_ssize_t) size, NULL);
         result = text ? Py_BuildValue("(Ns)", text, ctrec_file_work_tag(w)) : NULL;
+        ctrec_file_work_free(w);
     }
+    free_families(&fs);
+    return result;
+}
+
+PyDoc_STRVAR(evaluate_file_values_doc,
+"evaluate_file_values(qrels, run, families, level, max_docs, judged_only, complete)\n"
+"    -> (query_ids, values, missing, num_rel, complete_num_rel, tag) | None\n\n"
+"Per-query values of two plain files, as evaluate_dicts gives them for dicts, and the\n"
+"run's tag; None when they are not plain (or nothing is evaluated).");
+
+static PyObject *py_evaluate_file_values(PyObject *self, PyObject *args)
+{
+    const char *qrels, *run;
+    PyObject *spec, *names = NULL, *values = NULL, *missing = NULL, *relevant = NULL;
+    PyObject *result = NULL;
+    long level, max_docs;
+    int judged_only, complete, status;
+    Families fs;
+    Options o;
+    FileWork *w = NULL;
+    const FileValues *c;
+    Py_ssize_t i, s, n;
+    (void) self;
+    if (!PyArg_ParseTuple(args, "ssO!llpp", &qrels, &run, &PyList_Type, &spec, &level,
+                          &max_docs, &judged_only, &complete))
+        return NULL;
+    if (set_up_call(level, max_docs, judged_only, complete, spec, &o, &fs) < 0)
+        return NULL;
+    status = evaluate_file_pair(qrels, run, &fs, &o, 0, 0, 0, 1, &w);
+    if (status <= 0) {
+        free_families(&fs);
+        return status == 0 ? Py_NewRef(Py_None) : NULL;
+    }
+    c = ctrec_file_work_values(w);
+    n = (Py_ssize_t) c->count;
+    names = PyList_New(n);
+    values = PyList_New(fs.slots);
+    missing = PyList_New(n);
+    relevant = PyList_New(n);
+    if (!names || !values || !missing || !relevant)
+        goto done;
+    for (i = 0; i < n; i++) {
+        PyObject *name = PyUnicode_DecodeUTF8(c->names[i], (Py_ssize_t) strlen(c->names[i]),
+                                              NULL);
+        PyObject *count = PyLong_FromLong(c->num_rel[i]);
+        if (!name || !count) {
+            Py_XDECREF(name);
+            Py_XDECREF(count);
+            goto done;
+        }
+        PyList_SET_ITEM(names, i, name);
+        PyList_SET_ITEM(relevant, i, count);
+        PyList_SET_ITEM(missing, i, Py_NewRef(c->missing[i] ? Py_True : Py_False));
+    }
+    for (s = 0; s < fs.slots; s++) {
+        PyObject *column = PyList_New(n);
+        if (!column)
+            goto done;
+        PyList_SET_ITEM(values, s, column);
+        for (i = 0; i < n; i++) {
+            PyObject *v = PyFloat_FromDouble(c->values[(size_t) i * (size_t) fs.slots + s]);
+            if (!v)
+                goto done;
+            PyList_SET_ITEM(column, i, v);
+        }
+    }
+    result = Py_BuildValue("(OOOOls)", names, values, missing, relevant,
+                           c->complete_num_rel, ctrec_file_work_tag(w));
+done:
+    Py_XDECREF(names);
+    Py_XDECREF(values);
+    Py_XDECREF(missing);
+    Py_XDECREF(relevant);
     ctrec_file_work_free(w);
     free_families(&fs);
     return result;
@@ -167,12 +257,12 @@ static PyObject *py_evaluate_files(PyObject *self, PyObject *args)
 
 PyDoc_STRVAR(evaluate_dicts_doc,
 "evaluate_dicts(qrels, run, families, level, max_docs, judged_only, complete)\n"
-"    -> (query_ids, values, missing, num_rel) | None\n\n"
+"    -> (query_ids, values, missing, num_rel, complete_num_rel) | None\n\n"
 "Per-query values of ``{query: {doc: grade}}`` against ``{query: {doc: score}}`` (str ids,\n"
 "int grades, float or int scores, no NaN), queries in trec_eval's order; ``values`` holds\n"
 "one list a family slot, ``missing`` which queries the run lacks (-c), ``num_rel`` each\n"
-"query's relevant judgments. None for anything\n"
-"else (the Python engine then converts and evaluates).");
+"query's relevant judgments, ``complete_num_rel`` the judgments graded above 0 (-c's\n"
+"num_rel). None for anything else (the Python engine then converts and evaluates).");
 
 static PyObject *stand_in_key;  /* STAND_IN as a str */
 
@@ -196,6 +286,7 @@ static PyObject *py_evaluate_dicts(PyObject *self, PyObject *args)
     long level, max_docs;
     int judged_only, complete;
     Py_ssize_t pos, n_eval = 0, max_run = 1, max_judged = 1, i, s;
+    long complete_num_rel = 0;
     Families fs;
     Options o;
     Hit *hits = NULL;
@@ -275,6 +366,8 @@ static PyObject *py_evaluate_dicts(PyObject *self, PyObject *args)
             if (overflow || g >= (1L << 53) || g <= -(1L << 53))
                 goto decline;
             grades[k++] = g;
+            if (g > 0)
+                complete_num_rel++;
         }
         if (!ctrec_summarise_grades(grades, (long) k, o.level, &summary))
             goto decline;
@@ -328,7 +421,7 @@ static PyObject *py_evaluate_dicts(PyObject *self, PyObject *args)
             PyList_SET_ITEM(relevant, i, count);
         }
     }
-    result = PyTuple_Pack(4, names, values, missing, relevant);
+    result = Py_BuildValue("(OOOOl)", names, values, missing, relevant, complete_num_rel);
     goto done;
 decline:
     if (!PyErr_Occurred())
@@ -348,6 +441,8 @@ done:
 
 static PyMethodDef methods[] = {
     {"evaluate_files", py_evaluate_files, METH_VARARGS, evaluate_files_doc},
+    {"evaluate_file_values", py_evaluate_file_values, METH_VARARGS,
+     evaluate_file_values_doc},
     {"evaluate_dicts", py_evaluate_dicts, METH_VARARGS, evaluate_dicts_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -87,12 +87,24 @@ int ctrec_print_summary(Text *t, const Families *fs, const double *sums);
 
 /* _ctrec_files.c: plain TREC files, evaluated without the GIL */
 typedef struct FileWork FileWork;
+
+/* Per-query values of a file's evaluation, when collected (the Python API's results). */
+typedef struct {
+    size_t count;          /* evaluated queries, in trec_eval's order */
+    const char **names;    /* NUL-ended */
+    double *values;        /* count rows of the families' slots */
+    long *num_rel;
+    unsigned char *missing;
+    long complete_num_rel; /* judgments graded above 0 (-c's num_rel) */
+} FileValues;
+
 void ctrec_init_classes(void);
 FileWork *ctrec_file_work_new(void);
 void ctrec_file_work_free(FileWork *w);
 int ctrec_evaluate_plain_files(FileWork *w, const char *qrels_path, const char *run_path,
                                const Families *fs, const Options *o, int per_query,
-                               int summary, const char *runid_label);
+                               int summary, const char *runid_label, int collect);
+const FileValues *ctrec_file_work_values(const FileWork *w);
 const char *ctrec_file_work_text(const FileWork *w, size_t *size);
 const char *ctrec_file_work_tag(const FileWork *w);
 

@@ -15,6 +15,16 @@ def evaluate_files(
     runid: bool,
     /,
 ) -> tuple[str, str] | None: ...
+def evaluate_file_values(
+    qrels: str,
+    run: str,
+    families: list[Family],
+    level: int,
+    max_docs: int,
+    judged_only: bool,
+    complete: bool,
+    /,
+) -> tuple[list[str], list[list[float]], list[bool], list[int], int, str] | None: ...
 def evaluate_dicts(
     qrels: dict[object, object],
     run: dict[object, object],
@@ -24,4 +34,4 @@ def evaluate_dicts(
     judged_only: bool,
     complete: bool,
     /,
-) -> tuple[list[str], list[list[float]], list[bool], list[int]] | None: ...
+) -> tuple[list[str], list[list[float]], list[bool], list[int], int] | None: ...

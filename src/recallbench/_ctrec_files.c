@@ -604,6 +604,7 @@ struct FileWork {
     Hit *hits;
     double *values, *sums;
     Text out;
+    FileValues collected;
 };
 
 FileWork *ctrec_file_work_new(void)
@@ -633,6 +634,10 @@ void ctrec_file_work_free(FileWork *w)
     free(w->values);
     free(w->sums);
     free(w->out.data);
+    free((void *) w->collected.names);
+    free(w->collected.values);
+    free(w->collected.num_rel);
+    free(w->collected.missing);
     free(w);
 }
 
@@ -640,6 +645,11 @@ const char *ctrec_file_work_text(const FileWork *w, size_t *size)
 {
     *size = w->out.size;
     return w->out.data;
+}
+
+const FileValues *ctrec_file_work_values(const FileWork *w)
+{
+    return &w->collected;
 }
 
 const char *ctrec_file_work_tag(const FileWork *w)
@@ -650,8 +660,9 @@ const char *ctrec_file_work_tag(const FileWork *w)
 /* 1 done (text in w->out), 0 not plain or nothing evaluated, -1 out of memory */
 int ctrec_evaluate_plain_files(FileWork *w, const char *qrels_path, const char *run_path,
                                const Families *fs, const Options *o, int per_query,
-                               int summary, const char *runid_label)
+                               int summary, const char *runid_label, int collect)
 {
+    FileValues *c = &w->collected;
     size_t qsize, rsize, nq, i, evaluated = 0, max_run = 1, max_judged = 1;
     long complete_num_rel = 0;
     if (queries_init(&w->queries) < 0)
@@ -708,6 +719,14 @@ int ctrec_evaluate_plain_files(FileWork *w, const char *qrels_path, const char *
     if (!w->repeat_table || !w->judgments || !w->grades || !w->rels || !w->hits ||
         !w->values || !w->sums)
         return -1;
+    if (collect) {
+        c->names = malloc(evaluated * sizeof(char *));
+        c->values = malloc(evaluated * ((size_t) fs->slots + 1) * sizeof(double));
+        c->num_rel = malloc(evaluated * sizeof(long));
+        c->missing = malloc(evaluated);
+        if (!c->names || !c->values || !c->num_rel || !c->missing)
+            return -1;
+    }
     for (i = 0; i < evaluated; i++) {
         size_t q = w->evaluated[i], k, n = 0, s;
         Judged judged;
@@ -745,6 +764,14 @@ int ctrec_evaluate_plain_files(FileWork *w, const char *qrels_path, const char *
                              &w->index, w->rels, w->ropens[q + 1] == w->ropens[q], w->values);
         for (s = 0; s < (size_t) fs->slots; s++)
             w->sums[s] += w->values[s];
+        if (collect) {
+            c->names[i] = w->queries.names[q];  /* NUL-ended in the buffer */
+            memcpy(c->values + i * (size_t) fs->slots, w->values,
+                   (size_t) fs->slots * sizeof(double));
+            c->num_rel[i] = judged.num_rel;
+            c->missing[i] = w->ropens[q + 1] == w->ropens[q];
+            c->count = i + 1;
+        }
         if (per_query) {
             char name[4096];
             size_t len = w->queries.lengths[q];
@@ -756,6 +783,7 @@ int ctrec_evaluate_plain_files(FileWork *w, const char *qrels_path, const char *
                 return -1;
         }
     }
+    c->complete_num_rel = complete_num_rel;
     if (summary) {
         if (runid_label) {
             size_t room = strlen(w->run.tag) + 64;

@@ -16,12 +16,10 @@ Nothing here imports numpy or the measure modules.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from os import PathLike
+from typing import Any
 
 from recallbench.measures._trec_names import OFFICIAL, TABLE_ORDER
-
-if TYPE_CHECKING:
-    from os import PathLike
 
 try:
     from recallbench import _ctrec
@@ -160,7 +158,13 @@ def text_lines(text: str) -> list[tuple[str, str, str]]:
     return lines
 
 
-def evaluate_dicts(
+Values = tuple[list[str], list[list[float]], list[bool], list[int], int]
+"""Per-query results: query ids in trec_eval's order, one list of values a family slot,
+which queries the run lacks (-c), each query's relevant judgments, and the judgments
+graded above 0 (-c's num_rel)."""
+
+
+def evaluate_values(
     qrels: Any,
     run: Any,
     chosen: list[Family],
@@ -169,14 +173,17 @@ def evaluate_dicts(
     complete: bool,
     max_docs: int | None,
     judged_only: bool,
-) -> tuple[list[str], list[list[float]], list[bool], list[int]] | None:
-    """Per-query values of dicts in form (see ``_ctrec.evaluate_dicts``), or None."""
-    if _ctrec is None or not (isinstance(qrels, dict) and isinstance(run, dict)):
-        return None
-    if not (-(2**62) < relevance_level < 2**62):
+) -> Values | None:
+    """Per-query values of ``{query: {doc: grade}}`` and ``{query: {doc: score}}`` dicts in
+    form, or of two plain files (paths), or None when the compiled engine declines them."""
+    if _ctrec is None or not (-(2**62) < relevance_level < 2**62):
         return None
     if max_docs is not None and not 0 < max_docs < 2**62:
         return None
-    return _ctrec.evaluate_dicts(
-        qrels, run, chosen, relevance_level, max_docs or 0, judged_only, complete
-    )
+    args = (chosen, relevance_level, max_docs or 0, judged_only, complete)
+    if isinstance(qrels, dict) and isinstance(run, dict):
+        return _ctrec.evaluate_dicts(qrels, run, *args)
+    if isinstance(qrels, str | PathLike) and isinstance(run, str | PathLike):
+        done = _ctrec.evaluate_file_values(str(qrels), str(run), *args)
+        return None if done is None else done[:5]
+    return None
