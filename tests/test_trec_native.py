@@ -33,12 +33,24 @@ pytestmark = pytest.mark.skipif(
 
 SEED = 20261126
 CASES = 600
-QUERY_IDS = ("{i}", "q{i}", "Q{i}", "a.b{i}", "x-{i}_", "0{i}", "q:{i}", "a#{i}", "ü{i}", "日{i}")
+QUERY_IDS = (
+    "{i}",
+    "q{i}",
+    "Q{i}",
+    "a.b{i}",
+    "x-{i}_",
+    "0{i}",
+    "q:{i}",
+    "a#{i}",
+    "ü{i}",
+    "日{i}",
+    "n\u0085{i}",
+)
 DOC_IDS = (
     "d1", "d10", "d2", "D2", "a#b", "0", "00", "-x", "z.z", "doc_3", "doc_30", "10", "9",
     "d-1", "e", "E", "x/y", "1e3", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1",
     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa2",
-    "ä", "日本", "Ω", "a\u00a0b", "\U0001f600", "z\u3000z",
+    "ä", "日本", "Ω", "a\u00a0b", "\U0001f600", "z\u3000z", "n\u0085l", "l\u2028s",
 )  # fmt: skip
 SCORES = (
     "0", "1", "1", "2", "2", "2.5", "-1", "0.001", "3", "7", "+2", "-0", ".5", "5.", "-.5",

@@ -48,7 +48,7 @@ def _plain_evaluate(args: list[str]) -> bool:
         return False
     from recallbench.measures._trec_native import evaluate_files_text
 
-    text = evaluate_files_text(
+    compiled = evaluate_files_text(
         paths[0],
         paths[1],
         specs,
@@ -59,8 +59,8 @@ def _plain_evaluate(args: list[str]) -> bool:
         per_query="per_query" in flags,
         summary="no_summary" not in flags,
     )
-    if text is not None:  # the compiled engine took them
-        sys.stdout.write(text[0])
+    if compiled is not None:  # the compiled engine took them
+        sys.stdout.write(compiled[0])
         return True
     from pathlib import Path
 

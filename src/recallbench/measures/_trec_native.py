@@ -73,6 +73,12 @@ def available() -> bool:
     return _ctrec is not None
 
 
+def _takes(relevance_level: int, max_docs: int | None) -> bool:
+    """Whether the compiled engine is built and the options fit its C longs."""
+    in_range = max_docs is None or 0 < max_docs < 2**62
+    return _ctrec is not None and -(2**62) < relevance_level < 2**62 and in_range
+
+
 def families(specs: Iterable[str]) -> tuple[list[Family], bool] | None:
     """``-m`` arguments as the compiled engine's families, in trec_eval's print order, and
     whether ``runid`` is asked for; None when any is outside what it computes.
@@ -127,12 +133,8 @@ def evaluate_files_text(
     """trec_eval's output (its ``-q``, ``-n``, ``-l``, ``-c``, ``-M``, ``-J``) for two plain
     files and the run's tag, or None when the compiled engine declines them (see the module
     doc)."""
-    if _ctrec is None:
-        return None
     chosen = families(specs or ("official",))
-    if chosen is None or not (-(2**62) < relevance_level < 2**62):
-        return None
-    if max_docs is not None and not 0 < max_docs < 2**62:
+    if chosen is None or not _takes(relevance_level, max_docs):
         return None
     return _ctrec.evaluate_files(
         str(qrels),
@@ -152,7 +154,7 @@ def text_lines(text: str) -> list[tuple[str, str, str]]:
     """trec_eval's lines as (label, query id or ``all``, value), as
     :func:`recallbench.measures._trec_output.trec_lines` gives them."""
     lines = []
-    for line in text.splitlines():
+    for line in text.split("\n")[:-1]:  # not splitlines(): ids may hold U+0085 or U+2028
         label, qid, value = line.split("\t")
         lines.append((label.rstrip(" "), qid, value))
     return lines
@@ -176,9 +178,7 @@ def evaluate_values(
 ) -> Values | None:
     """Per-query values of ``{query: {doc: grade}}`` and ``{query: {doc: score}}`` dicts in
     form, or of two plain files (paths), or None when the compiled engine declines them."""
-    if _ctrec is None or not (-(2**62) < relevance_level < 2**62):
-        return None
-    if max_docs is not None and not 0 < max_docs < 2**62:
+    if not _takes(relevance_level, max_docs):
         return None
     args = (chosen, relevance_level, max_docs or 0, judged_only, complete)
     if isinstance(qrels, dict) and isinstance(run, dict):
