@@ -13,7 +13,11 @@ dict path of ``recallbench.evaluate``.
 from __future__ import annotations
 
 import math
+import os
 import random
+import shutil
+import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -55,6 +59,7 @@ DOC_IDS = (
 SCORES = (
     "0", "1", "1", "2", "2", "2.5", "-1", "0.001", "3", "7", "+2", "-0", ".5", "5.", "-.5",
     "0.30000000000000004441", "2.000000000000000000001", "1.0000000000000001",
+    "1e-05", "2.5E+3", "1.e2", "-3e0", "7e-400", "1E1",
 )  # fmt: skip
 MEASURES = (
     "-m", "official", "-m", "P.10,5", "-m", "recall.20,3", "-m", "ndcg_cut.7,2",
@@ -90,7 +95,8 @@ def generate(rng: random.Random, index: int, every_judged_ran: bool) -> tuple[li
     run: list[str] = []
     if kind != "qrels only":
         returned = rng.sample(docs, rng.randint(1, min(14, len(docs))))
-        run = [f"{qid}\tQ0 {d} {r} {rng.choice(SCORES)} tag" for r, d in enumerate(returned)]
+        extra = rng.choice(["", "", " extra", " more fields here"])  # ignored after the tag
+        run = [f"{qid}\tQ0 {d} {r} {rng.choice(SCORES)} tag{extra}" for r, d in enumerate(returned)]
     return qrels, run
 
 
@@ -145,6 +151,53 @@ def test_matches_trec_eval_and_the_python_engine(
     assert "\nP_" in "\n" + ours and "ndcg_cut_" in ours
 
 
+def test_comments_as_the_line_reader_skips_them(tmp_path: Path) -> None:
+    """qrels: '#' in the first column is a comment, after a blank it is a query id; run:
+    '#' after leading blanks. (trec_eval 10.0 mishandles runs of comment lines, so this is
+    checked against the Python engine only.)"""
+    qrels, run = generated(tmp_path, SEED, True)
+    qrels.write_text("# a comment, any fields\n" + qrels.read_text() + "#x\n #q 0 d1 1\n")
+    run.write_text("  # 1 2\n#\n" + run.read_text() + "\n #q Q0 d1 1 1 t\n")
+    measures = ("-m", "official", "-m", "ndcg_cut.3")
+    ours = native(qrels, run, ("-c",), measures)
+    assert ours is not None, "the compiled engine declined comments"
+    assert ours == in_process(qrels, run, ("-c",), measures)
+    # qrels " #q": judged; run " #q": a comment, so -c evaluates #q as missing from the run
+    assert "num_ret               \t#q\t0\n" in ours
+
+
+def test_numbers_are_read_and_printed_in_the_c_locale(tmp_path: Path) -> None:
+    """An application that set a locale with a decimal comma changes neither what is read
+    (strtod) nor what is printed (%6.4f)."""
+    localedef = shutil.which("localedef")
+    if localedef is None:
+        pytest.skip("no localedef to build a locale with a decimal comma")
+    built = subprocess.run(
+        [localedef, "-i", "de_DE", "-f", "UTF-8", str(tmp_path / "de_DE.UTF-8")],
+        capture_output=True,
+    )
+    if built.returncode not in (0, 1) or not (tmp_path / "de_DE.UTF-8").exists():
+        pytest.skip(f"localedef could not build de_DE: {built.stderr.decode()[-200:]}")
+    qrels, run = generated(tmp_path / "data", SEED, True)
+    script = (
+        "import locale, sys\n"
+        "locale.setlocale(locale.LC_ALL, 'de_DE.UTF-8')\n"
+        "from recallbench.measures._trec_native import evaluate_files_text\n"
+        "sys.stdout.write(evaluate_files_text(sys.argv[1], sys.argv[2], ['official'])[0])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(qrels), str(run)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "LOCPATH": str(tmp_path)},
+    )
+    assert done.returncode == 0, done.stderr
+    expected = evaluate_files_text(qrels, run, ["official"])
+    assert expected is not None
+    assert done.stdout == expected[0]
+    assert "," not in done.stdout
+
+
 def test_summary_only_and_no_summary_match_the_python_engine(tmp_path: Path) -> None:
     qrels, run = generated(tmp_path, SEED, True)
     specs = ["official"]
@@ -180,8 +233,10 @@ def test_every_layout_prints_what_the_python_engine_prints(
         ("q 0 a 1\nq 0 a 0\n", "q Q0 a 1 1 t\n", "a pair judged twice"),
         ("q 0 a 1\nz 0 b 1\nz 0 b 0\n", "q Q0 a 1 1 t\n", "judged twice, unevaluated query"),
         ("q 0 a -1\n", "q Q0 a 1 1 t\n", "no grade of 0 or more"),
-        ("# comment\nq 0 a 1\n", "q Q0 a 1 1 t\n", "a comment line"),
-        ("q 0 a 1\n", "q Q0 a 1 1e3 t\n", "an exponent"),
+        ("q 0 a 1\n", "q Q0 a 1 1e t\n", "an exponent without digits"),
+        ("q 0 a 1\n", "q Q0 a 1 1e400 t\n", "an infinite score"),
+        ("q 0 a 1\n", "q Q0 a 1 0x1p3 t\n", "a hexadecimal score"),
+        ("q 0 a 1\n", "# \0 comment\nq Q0 a 1 1 t\n", "a NUL in a comment"),
         ("q 0 a 1\n", "q Q0 a 1 1_0 t\n", "an underscore in a number"),
         ("q 0 a 1\n", "q Q0 a 1 nan t\n", "not a decimal"),
         ("q 0 a 1.5\n", "q Q0 a 1 1 t\n", "a decimal grade"),
@@ -191,7 +246,7 @@ def test_every_layout_prints_what_the_python_engine_prints(
         ("q 0 a\udced\udca0\udc80 1\n", "q Q0 a 1 1 t\n", "a surrogate"),
         ("q 0 a 1\n", "q Q0 a 1 1 t\udcf4\n", "a sequence cut short"),
         ("q 0 a\x1cb 1\n", "q Q0 a 1 1 t\n", "a separator control"),
-        ("q 0 a 1\n", "q Q0 a 1 1 t extra\n", "seven fields"),
+        ("q 0 a 1\n", "q Q0 a 1 t\n", "five run fields"),
         ("q 0 a 1 x\n", "q Q0 a 1 1 t\n", "five qrels fields"),
         ("q 0 a 1\n", "z Q0 a 1 1 t\n", "nothing evaluated"),
         ("", "q Q0 a 1 1 t\n", "empty qrels"),

@@ -8,11 +8,11 @@
  * so results and error messages are the same either way.
  *
  * Files are taken when plain: UTF-8 (ids compared as bytes, as trec_eval and the line
- * reader do) without NUL or the separator controls 0x1c-0x1f, six fields on every
- * non-blank run line and four on every qrels line, no line opening with '#', scores
- * written as plain decimals, grades as integers of at most 15 digits, no document
- * returned twice for a query and no pair judged twice, and every evaluated query with a
- * grade of 0 or more.
+ * reader do) without NUL or the separator controls 0x1c-0x1f, four fields on every qrels
+ * data line and at least six on every run data line (comments skipped where the line
+ * reader skips them), scores as the line reader takes them, grades as integers of at
+ * most 15 digits, no document returned twice for a query and no pair judged twice, and
+ * every evaluated query with a grade of 0 or more.
  *
  * This file is the module's Python side (arguments, dicts, results); _ctrec_measures.c
  * computes a query's values and prints trec_eval's lines, _ctrec_files.c reads files.

@@ -7,7 +7,9 @@
 #include "_ctrec.h"
 
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
+#include <locale.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -129,58 +131,67 @@ static int readable_text(const char *buf, size_t size)
     return valid_utf8((const unsigned char *) buf + i, size - i);
 }
 
-/* Split ``buf`` into lines of exactly ``want`` fields (blank lines skipped), NUL-ending
- * every field in place; calls ``take`` with each line's fields. -1 when not plain. */
+/* Split ``buf`` into lines, NUL-ending every field in place, and call ``take`` with each
+ * data line's fields: 4 for qrels, the first 6 of a run line. Blank lines and comments are
+ * skipped as the line reader skips them (qrels: '#' in the first column; run: '#' after
+ * leading blanks). -1 when not plain (a line with other fields, a byte the reader refuses
+ * or reads differently). */
 typedef int (*LineTaker)(void *state, char **fields, size_t *lengths);
 
-static int split_lines(char *buf, size_t size, int want, LineTaker take, void *state)
+static int split_lines(char *buf, size_t size, int qrels, LineTaker take, void *state)
 {
-    char *fields[8];
-    size_t lengths[8];
+    const int want = qrels ? 4 : 6;
+    char *fields[6];
+    size_t lengths[6];
     size_t i = 0;
-    int count = 0;
     while (i < size) {
-        unsigned char k = byte_class[(unsigned char) buf[i]];
-        if (k == 3)
-            return -1;
-        if (k == 2) {
-            if (count) {
-                if (count != want || take(state, fields, lengths) < 0)
-                    return -1;
-                count = 0;
-            }
-            i++;
-            continue;
-        }
-        if (k == 1) {
-            i++;
-            continue;
-        }
-        {
-            size_t start = i;
-            while (i < size && byte_class[(unsigned char) buf[i]] == 0)
+        int count = 0;
+        if (qrels && buf[i] == '#')
+            goto comment;  /* qrels: '#' in the very first column */
+        for (;;) {
+            size_t start;
+            while (byte_class[(unsigned char) buf[i]] == 1)
                 i++;
-            if (i >= size)
-                return -1;  /* cannot happen: the buffer ends with a newline */
-            if (count == want)
+            if (byte_class[(unsigned char) buf[i]] == 3)
                 return -1;
-            if (count == 0 && buf[start] == '#')
-                return -1;  /* may be a comment: the line reader decides */
-            fields[count] = buf + start;
-            lengths[count] = i - start;
+            if (byte_class[(unsigned char) buf[i]] == 2) {
+                i++;
+                break;
+            }
+            start = i;
+            while (byte_class[(unsigned char) buf[i]] == 0)
+                i++;
+            if (count == 0 && !qrels && buf[start] == '#') {
+                i = start;
+                goto comment;  /* run: '#' after leading blanks */
+            }
+            if (count < want) {
+                fields[count] = buf + start;
+                lengths[count] = i - start;
+            } else if (qrels) {
+                return -1;  /* more than 4 fields: the line reader refuses it */
+            }  /* run fields after the tag are ignored, as trec_eval and the reader do */
             count++;
             if (byte_class[(unsigned char) buf[i]] == 3)
                 return -1;
             if (byte_class[(unsigned char) buf[i]] == 2) {
-                if (count != want || take(state, fields, lengths) < 0)
-                    return -1;
-                count = 0;
+                buf[i++] = '\0';
+                break;
             }
-            buf[i] = '\0';
-            i++;
+            buf[i++] = '\0';
+        }
+        if (count && (count < want || take(state, fields, lengths) < 0))
+            return -1;
+        continue;
+    comment: {  /* skipped whole, as the line reader skips it; a NUL is refused there */
+            const char *end = memchr(buf + i, '\n', size - i);
+            size_t stop = (size_t) (end - buf);  /* the buffer ends with a newline */
+            if (memchr(buf + i, '\0', stop - i))
+                return -1;
+            i = stop + 1;
         }
     }
-    return count ? -1 : 0;
+    return 0;
 }
 
 static uint64_t mix64(uint64_t h)
@@ -345,9 +356,10 @@ static const double powers_of_ten[] = {
     1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
 };
 
-/* [+-]digits[.digits] with a digit somewhere, correctly rounded as Python's float and
- * Arrow's reader read it: up to 15 digits an exact integer over an exact power of ten,
- * one IEEE division (Clinger's fast path); longer ones through strtod. */
+/* Scores as the line reader takes them, ``[+-]?([0-9]+.?[0-9]*|.[0-9]+)([eE][+-]?[0-9]+)?``
+ * and finite, read to the same double as Python's float and Arrow's reader (both
+ * correctly rounded): up to 15 digits without an exponent an exact integer over an exact
+ * power of ten, one IEEE division (Clinger's fast path); anything longer through strtod. */
 static int read_score(const char *s, size_t n, double *out)
 {
     size_t i = 0, digits = 0, dots = 0, after = 0;
@@ -360,23 +372,30 @@ static int read_score(const char *s, size_t n, double *out)
             mantissa = mantissa * 10 + (uint64_t) (s[i] - '0');
             digits++;
             after += dots;
-            if (digits > 15)
-                break;
         } else if (s[i] == '.' && !dots) {
             dots++;
         } else {
-            return -1;
+            break;
         }
-    }
-    if (digits > 15) {  /* check the rest, then strtod */
-        for (; i < n; i++)
-            if (!(s[i] >= '0' && s[i] <= '9') && !(s[i] == '.' && !dots++))
-                return -1;
-        *out = strtod(s, NULL);
-        return 0;
     }
     if (!digits)
         return -1;
+    if (i < n) {  /* an exponent, or not a score */
+        size_t e = i + 1, exponent_digits = 0;
+        if (s[i] != 'e' && s[i] != 'E')
+            return -1;
+        if (e < n && (s[e] == '+' || s[e] == '-'))
+            e++;
+        for (; e < n; e++, exponent_digits++)
+            if (s[e] < '0' || s[e] > '9')
+                return -1;
+        if (!exponent_digits)
+            return -1;
+    }
+    if (i < n || digits > 15) {
+        *out = strtod(s, NULL);  /* the field ends at a NUL or a blank */
+        return isfinite(*out) ? 0 : -1;
+    }
     *out = (double) mantissa / powers_of_ten[after];
     if (negative)
         *out = -*out;
@@ -657,8 +676,8 @@ const char *ctrec_file_work_tag(const FileWork *w)
     return w->run.tag;
 }
 
-/* 1 done (text in w->out), 0 not plain or nothing evaluated, -1 out of memory */
-int ctrec_evaluate_plain_files(FileWork *w, const char *qrels_path, const char *run_path,
+/* The evaluation (see ctrec_evaluate_plain_files): text in w->out, values collected. */
+static int evaluate_files_here(FileWork *w, const char *qrels_path, const char *run_path,
                                const Families *fs, const Options *o, int per_query,
                                int summary, const char *runid_label, int collect)
 {
@@ -677,8 +696,8 @@ int ctrec_evaluate_plain_files(FileWork *w, const char *qrels_path, const char *
     if (rows_grow(&w->judged, count_lines(w->qbuf, qsize)) < 0 ||
         rows_grow(&w->run, count_lines(w->rbuf, rsize)) < 0)
         return -1;
-    if (split_lines(w->qbuf, qsize, 4, take_row, &w->judged) < 0 ||
-        split_lines(w->rbuf, rsize, 6, take_row, &w->run) < 0 || !w->judged.count ||
+    if (split_lines(w->qbuf, qsize, 1, take_row, &w->judged) < 0 ||
+        split_lines(w->rbuf, rsize, 0, take_row, &w->run) < 0 || !w->judged.count ||
         !w->run.count)
         return 0;
     nq = w->queries.count;
@@ -806,3 +825,23 @@ int ctrec_evaluate_plain_files(FileWork *w, const char *qrels_path, const char *
 }
 
 /* A call's options and families; -1 with the error set. */
+
+/* 1 done, 0 not plain or nothing evaluated, -1 out of memory. Numbers are read and printed
+ * in the "C" locale whatever the application set (strtod and printf follow LC_NUMERIC: a
+ * German locale would read "1.5e3" as 1 and print "0,1234"); uselocale is per thread. */
+int ctrec_evaluate_plain_files(FileWork *w, const char *qrels_path, const char *run_path,
+                               const Families *fs, const Options *o, int per_query,
+                               int summary, const char *runid_label, int collect)
+{
+    int status;
+    locale_t c_numbers = newlocale(LC_NUMERIC_MASK, "C", (locale_t) 0);
+    locale_t previous;
+    if (!c_numbers)
+        return -1;
+    previous = uselocale(c_numbers);
+    status = evaluate_files_here(w, qrels_path, run_path, fs, o, per_query, summary,
+                                 runid_label, collect);
+    uselocale(previous);
+    freelocale(c_numbers);
+    return status;
+}
