@@ -48,14 +48,25 @@ def percentiles(values: list[float]) -> dict[str, float]:
     }
 
 
-def commands(folder: Path, profile_out: Path | None, baseline: Path | None) -> dict[str, list[str]]:
-    """The server's own command line, and the proxy's in front of it."""
+def server_memory_script() -> Path:
+    """server-memory's entry point as `recallbench systems install` put it; a clear exit
+    when it is not there (the proxy would start, and the first call fail)."""
     from recallbench.systems._install import install_folder
     from recallbench.systems._profile import load_profile, shipped_profiles
 
-    profile = load_profile(shipped_profiles()["server-memory"])
-    script = install_folder(profile) / "node_modules/@modelcontextprotocol/server-memory/dist"
-    direct = ["node", str(script / "index.js")]
+    folder = install_folder(load_profile(shipped_profiles()["server-memory"]))
+    script = folder / "node_modules/@modelcontextprotocol/server-memory/dist/index.js"
+    if not script.exists():
+        raise SystemExit(
+            f"server-memory is not installed in {folder}: run `recallbench systems install "
+            "server-memory`, or after `make test` set RECALLBENCH_HOME=.cache/recallbench-home"
+        )
+    return script
+
+
+def commands(folder: Path, profile_out: Path | None, baseline: Path | None) -> dict[str, list[str]]:
+    """The server's own command line, and the proxy's in front of it."""
+    direct = ["node", str(server_memory_script())]
     runner = [sys.executable]
     if profile_out is not None:
         runner += ["-m", "cProfile", "-o", str(profile_out)]
@@ -109,9 +120,16 @@ CPU: dict[str, list[float]] = {}
 
 
 async def session_calls(
-    command: list[str], env: dict[str, str], entities: int, calls: int, side: str
+    command: list[str],
+    env: dict[str, str],
+    entities: int,
+    calls: int,
+    side: str,
+    pause: float = 0.0,
 ) -> list[float]:
-    """Milliseconds per search call through a fresh client session."""
+    """Milliseconds per search call through a fresh client session, with ``pause`` seconds
+    between calls, untimed (an agent thinks between its tool calls, and background work,
+    such as shadowing, may use that time)."""
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
@@ -136,6 +154,8 @@ async def session_calls(
                 start = clock()
                 await session.call_tool("search_nodes", {"query": f": {i % 40}"})
                 timings.append((clock() - start) / 1e6)
+                if pause:
+                    await asyncio.sleep(pause)
             CPU.setdefault(side, []).append((cpu_seconds() - cpu) * 1000 / calls)
             return timings
 

@@ -38,49 +38,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _machine import machine, write_results
-from proxy_overhead import CPU, cpu_seconds, percentiles
+from proxy_overhead import CPU, percentiles, server_memory_script, session_calls
 
 TARGET_MS = 1.0
 """Most that shadowing may add to the plain proxy's median (issue 20)."""
 RESULTS = Path(__file__).parent / "results" / "shadow_overhead.md"
-
-
-async def session_calls(
-    command: list[str], env: dict[str, str], entities: int, calls: int, side: str, pause: float
-) -> list[float]:
-    """Milliseconds per search call through a fresh client session (as
-    benchmarks/proxy_overhead.py), with ``pause`` seconds between calls, untimed: an agent
-    thinks between its tool calls, and background work may use that time."""
-    import time
-
-    from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
-
-    parameters = StdioServerParameters(command=command[0], args=command[1:], env=env)
-    with open(os.devnull, "w") as quiet:
-        async with (
-            stdio_client(parameters, errlog=quiet) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            batch = [
-                {"name": f"m{i}", "entityType": "memory", "observations": [f"note {i}: {i % 40}"]}
-                for i in range(entities)
-            ]
-            await session.call_tool("create_entities", {"entities": batch})
-            for i in range(20):  # warm-up
-                await session.call_tool("search_nodes", {"query": f": {i % 40}"})
-            timings = []
-            clock = time.perf_counter_ns
-            cpu = cpu_seconds()
-            for i in range(calls):
-                start = clock()
-                await session.call_tool("search_nodes", {"query": f": {i % 40}"})
-                timings.append((clock() - start) / 1e6)
-                if pause:
-                    await asyncio.sleep(pause)
-            CPU.setdefault(side, []).append((cpu_seconds() - cpu) * 1000 / calls)
-            return timings
 
 
 def candidate_store(folder: Path, entities: int) -> Path:
@@ -105,11 +67,7 @@ def candidate_store(folder: Path, entities: int) -> Path:
 def commands(
     folder: Path, side_round: int, entities: int, profile_out: Path | None
 ) -> dict[str, list[str]]:
-    from recallbench.systems._install import install_folder
-    from recallbench.systems._profile import load_profile, shipped_profiles
-
-    profile = load_profile(shipped_profiles()["server-memory"])
-    script = install_folder(profile) / "node_modules/@modelcontextprotocol/server-memory/dist"
+    script = server_memory_script()
     url = f"sqlite:///{folder / 'telemetry.db'}"
     proxy = [sys.executable, "-m", "recallbench", "proxy", "--profile", "server-memory"]
     tag = f"{side_round}"
@@ -128,7 +86,7 @@ def commands(
         ]
 
     return {
-        "direct": ["node", str(script / "index.js")],
+        "direct": ["node", str(script)],
         "proxy": [*proxy, "--store-dir", str(folder / f"p{tag}"), "--store", url],
         "shadow-10%": shadowed("t", "10"),
         "shadow": shadowed("s", "100", shadow_runner),
