@@ -27,6 +27,7 @@ from recallbench.cli._extract import (
     documents_option,
     extracted,
     extractor_note,
+    extractor_timeout_option,
     first_documents,
     load_truth,
     parse_rules,
@@ -35,7 +36,6 @@ from recallbench.cli._extract import (
     rule_option,
     scored_report,
     seed_option,
-    timeout_option,
     write_files,
 )
 from recallbench.cli._options import (
@@ -148,7 +148,7 @@ Exit codes with --extraction: 0 benched (an extractor that failed is a failed ro
 )
 @conversation_option
 @documents_option
-@timeout_option
+@extractor_timeout_option
 @rule_option
 @resamples_option
 @seed_option

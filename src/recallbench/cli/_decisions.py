@@ -19,6 +19,7 @@ from recallbench.cli._options import (
     out_option,
     quiet_option,
     store_option,
+    timeout_option,
     with_judge_cache_options,
 )
 from recallbench.cli._run import make_console
@@ -121,14 +122,7 @@ Exit codes: 0 scored; 2 bad input or usage, or --strict and a call not in the ca
     metavar="SPEC",
     help=f"Who decides: {DECIDERS}.",
 )
-@click.option(
-    "--timeout",
-    metavar="SECONDS",
-    type=click.FloatRange(min=0, min_open=True),
-    default=60.0,
-    show_default=True,
-    help="Seconds a command: decider may take for one case.",
-)
+@timeout_option("Seconds a command: decider may take for one case.")
 @out_option("Folder for decisions.json and decisions.md.", Path("out"))
 @with_judge_cache_options
 @config_option

@@ -16,6 +16,7 @@ from recallbench.cli._options import (
     out_option,
     quiet_option,
     store_option,
+    timeout_option,
     with_judge_cache_options,
 )
 from recallbench.cli._run import make_console
@@ -65,14 +66,7 @@ documents_option = click.option(
     help="Score the first N documents of the ground truth only (graph cases that name "
     "another document are left out).",
 )
-timeout_option = click.option(
-    "--timeout",
-    metavar="SECONDS",
-    type=click.FloatRange(min=0, min_open=True),
-    default=60.0,
-    show_default=True,
-    help="Seconds a command: extractor may take for one document.",
-)
+extractor_timeout_option = timeout_option("Seconds a command: extractor may take for one document.")
 rule_option = click.option(
     "--rule",
     "rule_texts",
@@ -147,7 +141,7 @@ Exit codes: 0 scored; 2 bad input or usage, or --strict and a call not in the ca
     help=f"Extract with {EXTRACTORS} (default: baseline, unless --output is given).",
 )
 @documents_option
-@timeout_option
+@extractor_timeout_option
 @click.option(
     "--output",
     "output_path",

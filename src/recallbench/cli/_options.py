@@ -35,6 +35,18 @@ def systems_option(help_text: str) -> Callable[[F], F]:
     return click.option("--system", "system_names", multiple=True, metavar="NAME", help=help_text)
 
 
+def timeout_option(help_text: str) -> Callable[[F], F]:
+    """``--timeout SECONDS`` (above 0, default 60) into ``timeout``."""
+    return click.option(
+        "--timeout",
+        metavar="SECONDS",
+        type=click.FloatRange(min=0, min_open=True),
+        default=60.0,
+        show_default=True,
+        help=help_text,
+    )
+
+
 quiet_option = click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
 
 
