@@ -419,3 +419,13 @@ def test_large_grades_are_ordered_as_the_python_engine_orders_them(tmp_path: Pat
     ours = native(qrels_path, run_path, (), measures)
     assert ours is not None
     assert ours == in_process(qrels_path, run_path, (), measures)
+
+
+def test_measures_may_be_any_iterable() -> None:
+    """A generator of measure names is read once (it was read twice before, and came out
+    empty the second time)."""
+    qrels, run = random_dicts(SEED)
+    listed = evaluate(qrels, run, ["map", "P.1", "ndcg@10"])
+    generated = evaluate(qrels, run, (m for m in ["map", "P.1", "ndcg@10"]))
+    assert list(generated.values) == list(listed.values) == ["map", "P@1", "ndcg@10"]
+    assert generated.means() == listed.means()

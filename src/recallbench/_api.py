@@ -233,11 +233,13 @@ def _as_rankings(run: Any) -> dict[str, list[str]]:
     raise ConfigError(f"cannot read a run from a {type(run).__name__}")
 
 
-def _compiled(qrels: Any, run: Any, specs: list[str], options: TrecOptions) -> Evaluation | None:
+def _compiled(
+    qrels: Any, run: Any, specs: list[str], parsed: list[Measure], options: TrecOptions
+) -> Evaluation | None:
     """The evaluation by the compiled engine of dicts in form or two plain files (see
     :mod:`recallbench.measures._trec_native`), None when it declines them or the measures.
     gm_map's per-query value is average precision here, as the Python engine gives it (the
-    geometric mean is taken over the queries)."""
+    geometric mean is taken over the queries). ``parsed`` are ``specs`` expanded."""
     from recallbench.measures import _trec_native
 
     chosen = _trec_native.families(specs)
@@ -256,7 +258,6 @@ def _compiled(qrels: Any, run: Any, specs: list[str], options: TrecOptions) -> E
     if done is None:
         return None
     names, columns, missing_list, num_rel, complete_num_rel = done
-    parsed, _, _ = expand_trec_measures(specs)  # the same measures, in the same order
     by_name = {str(measure): measure for measure in parsed}
     missing = np.array(missing_list, dtype=bool)
     aggregates = {  # as evaluate_trec_table: every judgment graded above 0, whatever -l
@@ -300,8 +301,10 @@ def evaluate(
     >>> result.mean("mrr@10")
     0.5
     """
+    measures = list(measures)  # read once: a generator would be empty the second time
     chosen = [m for m in measures if isinstance(m, Measure)]
-    parsed, _, _ = expand_trec_measures([m for m in measures if isinstance(m, str)])
+    names = [m for m in measures if isinstance(m, str)]
+    parsed, _, _ = expand_trec_measures(names)
     options = TrecOptions(
         relevance_level=relevance_level,
         complete=complete,
@@ -309,7 +312,7 @@ def evaluate(
         judged_only=judged_only,
     )
     if not chosen:
-        compiled = _compiled(qrels, run, [m for m in measures if isinstance(m, str)], options)
+        compiled = _compiled(qrels, run, names, parsed, options)
         if compiled is not None:
             return compiled
     if isinstance(qrels, str | os.PathLike) and isinstance(run, str | os.PathLike):
