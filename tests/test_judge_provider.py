@@ -82,7 +82,14 @@ def _handler(server: Server) -> type[BaseHTTPRequestHandler]:
             pass
 
         def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+            self._land()  # before the reply: the client may start its next call on reading it
             send_json(self, status, payload, headers)
+
+        def _land(self) -> None:
+            with server.lock:
+                if getattr(self, "_flying", False):
+                    server.in_flight[self._token] -= 1
+                    self._flying = False
 
         def do_POST(self) -> None:
             _, token, script, *_ = self.path.split("/")
@@ -96,11 +103,11 @@ def _handler(server: Server) -> type[BaseHTTPRequestHandler]:
                 server.most_in_flight[token] = max(
                     server.most_in_flight[token], server.in_flight[token]
                 )
+                self._token, self._flying = token, True
             try:
                 self._script(script, hit, body)
             finally:
-                with server.lock:
-                    server.in_flight[token] -= 1
+                self._land()
 
         def _script(self, script: str, hit: int, body: dict[str, Any]) -> None:
             if script == "ok":

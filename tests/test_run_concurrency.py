@@ -80,14 +80,16 @@ class Handler(BaseHTTPRequestHandler):
         try:
             # later queries answer sooner: answers come back out of order
             time.sleep(0.002 * (len(query) % 5) + (6.0 if query == "hang" else 0.0))
-            if query == "boom":
-                self._reply(500, {"error": "index unavailable"})
-                return
-            found = [key for key, body in Handler.store.items() if query in body]
-            self._reply(200, {"hits": [{"key": key} for key in found][: payload["k"]]})
         finally:
+            # out of flight before the reply: a sequential client sends its next request
+            # as soon as it reads this one, maybe before this thread would run again
             with Handler.lock:
                 Handler.in_flight -= counted
+        if query == "boom":
+            self._reply(500, {"error": "index unavailable"})
+            return
+        found = [key for key, body in Handler.store.items() if query in body]
+        self._reply(200, {"hits": [{"key": key} for key in found][: payload["k"]]})
 
 
 @pytest.fixture
