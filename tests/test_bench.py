@@ -103,3 +103,19 @@ def test_bench_refuses_a_bad_dataset_before_running_anything(tmp_path: Path) -> 
     assert result.exit_code == 2
     assert "/nonexistent" in result.output
     assert not out.exists()
+
+
+def test_bench_refuses_two_datasets_that_would_share_a_folder(tmp_path: Path) -> None:
+    """Issue 28 item 2: two datasets of one name overwrote each other's reports."""
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    second.mkdir()
+    specs = [str(_dataset(first)), str(_dataset(second))]  # both named "tiny"
+    out = tmp_path / "bench"
+    arguments = ["bench", "--system", "builtin-lexical", "--out", str(out), "--no-store"]
+    result = CliRunner().invoke(main, [*arguments, "--dataset", specs[0], "--dataset", specs[1]])
+    assert result.exit_code == 2, result.output
+    assert f"datasets {specs[0]!r} and {specs[1]!r} would both write to {out / 'tiny'}" in (
+        " ".join(result.output.split())
+    )
+    assert not out.exists()

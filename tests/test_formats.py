@@ -125,3 +125,25 @@ def test_beir_judging_a_pair_twice_is_located(tmp_path: Path) -> None:
         load_beir(tmp_path)
     messages = [str(p) for p in caught.value.problems]
     assert messages == [f"{tsv}:3: document 'd1' judged twice for query 'q1' (first at {tsv}:2)"]
+
+
+@pytest.mark.parametrize(
+    ("corpus", "queries", "line", "message"),
+    [
+        ('{"_id": "d1", "text": null}\n', '{"_id": "q1", "text": "x"}\n', "corpus", "null"),
+        ('{"_id": "d1", "text": "x"}\n', '{"_id": "q1", "text": null}\n', "queries", "null"),
+        ('{"_id": "d1", "text": 7}\n', '{"_id": "q1", "text": "x"}\n', "corpus", "7"),
+    ],
+)
+def test_beir_text_that_is_not_a_string_is_located(
+    tmp_path: Path, corpus: str, queries: str, line: str, message: str
+) -> None:
+    """Issue 28 item 3: ``"text": null`` became the text "None" and passed validation."""
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "corpus.jsonl").write_text(corpus)
+    (tmp_path / "queries.jsonl").write_text(queries)
+    (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    with pytest.raises(DatasetError) as caught:
+        load_beir(tmp_path)
+    messages = [str(p) for p in caught.value.problems]
+    assert messages[0] == f'{tmp_path / f"{line}.jsonl"}:1: "text" must be a string, got {message}'

@@ -102,8 +102,18 @@ def test_longmemeval_oracle_sessions_and_turns() -> None:
     # less the abstention questions'
     answerable = [q for q in sessions.queries if q not in abstention]
     assert sum(len(sessions.qrels[q.id]) for q in answerable) == 890
+    every_turn = load_longmemeval(path, granularity="turn", turns="all")
+    assert len(every_turn.documents) == 10866  # 10,960 turns less the sessions shared
+    assert every_turn.name == "longmemeval-oracle-all-turns"
+    # upstream's protocol (run_retrieval.py): user turns only; 832 has_answer user turns, and
+    # the 51 answerable questions answered only in assistant turns have no relevant memory
     turns = load_longmemeval(path, granularity="turn")
-    assert len(turns.documents) == 10866  # 10,960 turns less the sessions shared by questions
+    assert turns.name == "longmemeval-oracle-user-turns"
+    assert len(turns.documents) == 5432
+    assert all(doc.metadata["role"] == "user" for doc in turns.documents)
+    assert sum(len(judged) for judged in turns.qrels.values()) == 832
+    assert sum(1 for judged in turns.qrels.values() if not judged) == 51 + 30
+    assert turns.metadata["loader"]["rules"]["turns"].startswith("user turns only")  # type: ignore[index,call-overload]
     first = turns.queries[0]
     assert all(
         doc.startswith(tuple(turns.units[first.unit or ""])) for doc in turns.qrels[first.id]
@@ -136,7 +146,7 @@ def test_convert_writes_a_dataset_that_loads_back(tmp_path: Path) -> None:
     assert "28 queries" in result.output and "28 units" in result.output
     back = load_json_dataset(destination)
     assert back.sha256 == load_longmemeval(source, granularity="turn").sha256
-    assert back.ref.loader == "longmemeval/2"
+    assert back.ref.loader == "longmemeval/3"
 
 
 def test_bad_source_files_are_located(tmp_path: Path) -> None:

@@ -104,12 +104,58 @@ def test_locomo_evidence_ranges_and_strings(
     assert list(dataset.qrels["c1:q0"]) == [f"c1:{dia_id}" for dia_id in relevant]
 
 
-def test_locomo_backwards_or_dangling_range_is_dropped_and_recorded(tmp_path: Path) -> None:
-    dataset = _ranged_at(tmp_path / "data", ["D1:4-D1:2", "D1:1-D1:9"])
+def test_locomo_backwards_range_or_one_naming_no_turn_is_dropped_and_recorded(
+    tmp_path: Path,
+) -> None:
+    dataset = _ranged_at(tmp_path / "data", ["D1:4-D1:2", "D3:1-D3:4"])
     assert dataset.qrels["c1:q0"] == {}
     reasons = [change.reason for change in loader_changes(dataset.metadata)]
     assert "evidence range names no turns: 'D1:4-D1:2'" in reasons
-    assert "evidence range names no turns: 'D1:1-D1:9'" in reasons
+    assert "evidence range names no turns: 'D3:1-D3:4'" in reasons
+
+
+def test_locomo_range_running_past_the_conversation_keeps_the_turns_it_names(
+    tmp_path: Path,
+) -> None:
+    """Issue 28 item 1: ``D1:2-D1:4`` where session 1 ends at D1:3 dropped the whole range
+    ("names no turns") and the question left every mean."""
+    sample = conversation(session_1=[turn(f"D1:{n}", f"line {n}") for n in range(1, 4)])
+    sample["qa"] = [{"question": "q?", "answer": "a", "evidence": ["D1:2-D1:4"], "category": 1}]
+    dataset = load_locomo(write(tmp_path / "locomo.json", [sample]))
+    assert list(dataset.qrels["c1:q0"]) == ["c1:D1:2", "c1:D1:3"]
+    reasons = [change.reason for change in loader_changes(dataset.metadata)]
+    assert "evidence 'D1:2-D1:4': range end D1:4 not in the conversation; kept D1:2-D1:3" in reasons
+    assert not any("names no turns" in reason for reason in reasons)
+
+
+@pytest.mark.parametrize(
+    ("evidence", "relevant"),
+    [
+        ("D1:1-D1:9", ["D1:1", "D1:2", "D1:3", "D1:4", "D1:5"]),
+        ("D1:0-D1:2", ["D1:1", "D1:2"]),  # a start that is not a turn
+        ("D1:4-D2:9", ["D1:4", "D1:5", "D2:1", "D2:2"]),  # across sessions
+        ("D2:2-D2:7", ["D2:2"]),
+    ],
+)
+def test_locomo_range_with_a_missing_end_keeps_what_exists(
+    tmp_path: Path, evidence: str, relevant: list[str]
+) -> None:
+    dataset = _ranged_at(tmp_path / "data", [evidence])
+    assert list(dataset.qrels["c1:q0"]) == [f"c1:{dia_id}" for dia_id in relevant]
+
+
+def test_locomo_datasets_are_named_from_their_files(tmp_path: Path) -> None:
+    """Issue 28 item 2: every LoCoMo-format file was named ``locomo10``."""
+    sample = conversation(session_1=[turn("D1:1", "one")])
+    sample["qa"] = [{"question": "q?", "answer": "a", "evidence": ["D1:1"], "category": 1}]
+    assert load_locomo(write(tmp_path / "conv-26.json", [sample])).name == "conv-26"
+    folder = tmp_path / "talks"
+    folder.mkdir()
+    write(folder / "a.json", [sample])
+    assert load_locomo(folder).name == "talks"
+    assert load_locomo(folder, granularity="session").name == "talks-sessions"
+    write(folder / "locomo10.json", [sample])
+    assert load_locomo(folder).name == "locomo10"
 
 
 def test_locomo_evidence_of_another_type_is_located(tmp_path: Path) -> None:

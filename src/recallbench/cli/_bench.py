@@ -48,7 +48,7 @@ from recallbench.cli._options import (
     with_store_options,
 )
 from recallbench.cli._run import _record, _systems, make_console, record_history
-from recallbench.cli._run_io import writable_folder
+from recallbench.cli._run_io import distinct_folders, writable_folder
 from recallbench.core import ConfigError
 from recallbench.datasets import load_dataset
 from recallbench.gates import load_config
@@ -209,6 +209,10 @@ def bench(
     names = list(dict.fromkeys(system_names or config.systems or BENCH_SYSTEMS))
     k = k or config.k or BENCH_K
     datasets = [load_dataset(spec) for spec in dataset_specs]  # all bad input before any run
+    distinct_folders(
+        zip(dataset_specs, (d.name for d in datasets), strict=True), safe_name, out_dir, "datasets"
+    )
+    distinct_folders(((n, n) for n in names), safe_name, out_dir / "<dataset>", "systems")
     console = make_console(quiet)
     boards = []
     for dataset in datasets:

@@ -23,7 +23,7 @@ from recallbench.cli._options import (
     systems_option,
     with_store_options,
 )
-from recallbench.cli._run_io import ReaderMayLeave, writable_folder, written
+from recallbench.cli._run_io import ReaderMayLeave, distinct_folders, writable_folder, written
 from recallbench.core import ConfigError, Dataset, Run
 from recallbench.datasets import DEFAULT_DATASET, load_dataset
 from recallbench.gates import load_config
@@ -220,6 +220,7 @@ def run(
         raise ConfigError(f"--equivalence: {dataset.name} has no equivalence classes")
     rules = Rules(relevance_threshold=dataset.relevance_threshold, equivalence=equivalence)
     systems = _systems(names, dataset, record_dir, replay_dir, strict, keep, timeout)
+    distinct_folders(((s.name, s.name) for s in systems), folder_for, out_dir, "systems")
     folders = {s.name: out_dir / folder_for(s.name) for s in systems} if len(systems) > 1 else {}
     writable_folder(out_dir, "--out")
     if record_dir is not None:

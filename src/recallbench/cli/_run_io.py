@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -73,6 +74,24 @@ def writable_folder(folder: Path, flag: str) -> None:
         for part in reversed(made):
             with contextlib.suppress(OSError):
                 part.rmdir()
+
+
+def distinct_folders(
+    named: Iterable[tuple[str, str]], folder_of: Callable[[str], str], parent: Path, what: str
+) -> None:
+    """ConfigError when two of ``named`` (given as, name) would write into one folder under
+    ``parent`` (systems ``a b`` and ``a_b`` both become ``a_b``; two LoCoMo files both named
+    ``locomo10``): one would overwrite the other's reports without a word."""
+    seen: dict[str, tuple[str, str]] = {}
+    for given, name in named:
+        folder = folder_of(name)
+        first = seen.setdefault(folder, (given, name))
+        if first != (given, name):
+            raise ConfigError(
+                f"{what} {first[0]!r} and {given!r} would both write to {parent / folder} "
+                f"(named {first[1]!r} and {name!r}): give them distinct names, or one would "
+                "overwrite the other's reports"
+            )
 
 
 def written(action: str, folder: Path, error: OSError) -> ConfigError:

@@ -6,6 +6,7 @@ Following BEIR's own loader, only the queries judged in the chosen split are kep
 from __future__ import annotations
 
 import csv
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,13 @@ def _jsonl(path: Path, problems: list[Problem]) -> Iterator[tuple[int, dict[str,
         if not isinstance(record.get("_id"), str):
             problems.append(Problem(f"{path}:{number}", 'expected an object with a string "_id"'))
             continue
+        # null or a number would otherwise become the text "None" or "3" without a word
+        text, title = record.get("text", ""), record.get("title")
+        if not isinstance(text, str) or not isinstance(title, str | None):
+            key, value = ("text", text) if not isinstance(text, str) else ("title", title)
+            message = f'"{key}" must be a string, got {json.dumps(value)[:40]}'
+            problems.append(Problem(f"{path}:{number}", message))
+            continue
         yield number, record
 
 
@@ -35,7 +43,7 @@ def load_beir(path: Path, split: str = "test") -> Dataset:
     documents = [
         Document.model_construct(
             id=record["_id"],
-            text=str(record.get("text", "")),
+            text=record.get("text", ""),
             title=record.get("title") or None,
             metadata=record.get("metadata") or {},
         )
@@ -44,7 +52,7 @@ def load_beir(path: Path, split: str = "test") -> Dataset:
     queries = [
         Query.model_construct(
             id=record["_id"],
-            text=str(record.get("text", "")),
+            text=record.get("text", ""),
             intent=None,
             category=None,
             session_id=None,

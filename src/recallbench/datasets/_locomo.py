@@ -24,11 +24,13 @@ Rules (recorded in the dataset's ``metadata["loader"]``):
   counts (so ``"D8:6; D9:17"`` and space-joined lists give several ids), a stray colon
   (``D:11:26``) and leading zeros (``D30:05``) are repaired, a range (``D12:3-D12:5``,
   ``D12:3-5``) stands for every turn from one end to the other in conversation order, and
-  evidence given as one string is read as a list of one. Each repair is recorded as an
-  altered judgment; an id that names no turn of the conversation (``D10:19`` past the end
-  of session 10, a bare ``D``) is dropped and recorded. A question left with no evidence
-  stays, with no relevant memory: counted as "no relevant judgments", apart from every
-  mean (it is not an abstention).
+  evidence given as one string is read as a list of one. A range whose end (or start)
+  is not in the conversation (``D18:6-D18:8`` where session 18 ends at ``D18:7``) keeps
+  the turns between its ends that exist, and says which end was missing. Each repair is
+  recorded as an altered judgment; an id that names no turn of the conversation
+  (``D10:19`` past the end of session 10, a bare ``D``) is dropped and recorded. A
+  question left with no evidence stays, with no relevant memory: counted as "no relevant
+  judgments", apart from every mean (it is not an abstention).
 """
 
 from __future__ import annotations
@@ -129,6 +131,30 @@ class _Conversation:
     session_of: dict[str, str] = field(default_factory=dict)
 
 
+def _turn_key(dia_id: str) -> tuple[int, int] | None:
+    """(session, turn) of a dia_id such as ``D12:3``, or None for another shape."""
+    match = re.fullmatch(r"D(\d+):(\d+)", dia_id.strip())
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def _range(start: str, end: str, order: list[str], position: dict[str, int]) -> list[str]:
+    """The conversation's turns from ``start`` to ``end``, in conversation order.
+
+    Both ends in the conversation: every turn between them in its order. An end that is
+    not (``D1:2-D1:4`` where session 1 ends at ``D1:3``): the turns that exist between the
+    two ids by session and turn number, so a range running past a session's end keeps the
+    turns it does name. A range that runs backwards names no turns.
+    """
+    if start in position and end in position:
+        return (
+            order[position[start] : position[end] + 1] if position[end] >= position[start] else []
+        )
+    low, high = _turn_key(start), _turn_key(end)
+    if low is None or high is None or high < low:
+        return []
+    return [d for d in order if (key := _turn_key(d)) is not None and low <= key <= high]
+
+
 def _evidence(
     raw: Any, conversation: _Conversation, subject: str, provenance: Provenance
 ) -> list[str]:
@@ -143,10 +169,24 @@ def _evidence(
                 found.append(start)
                 continue
             end = f"D{int(end_session or session)}:{int(end_turn)}"
-            if start not in position or end not in position or position[end] < position[start]:
+            turns = _range(start, end, conversation.order, position)
+            if not turns:
                 provenance.change(subject, "dropped", f"evidence range names no turns: {text!r}")
                 continue
-            found.extend(conversation.order[position[start] : position[end] + 1])
+            missing = [
+                f"range {side} {dia_id}"
+                for side, dia_id in (("start", start), ("end", end))
+                if dia_id not in position
+            ]
+            if missing:
+                kept_range = turns[0] if len(turns) == 1 else f"{turns[0]}-{turns[-1]}"
+                provenance.change(
+                    subject,
+                    "altered",
+                    f"evidence {text!r}: {' and '.join(missing)} not in the conversation; "
+                    f"kept {kept_range}",
+                )
+            found.extend(turns)
         if not found:
             provenance.change(subject, "dropped", f"evidence names no turn: {text!r}")
             continue
@@ -162,6 +202,15 @@ def _evidence(
             elif dia_id not in kept:
                 kept.append(dia_id)
     return kept
+
+
+def _dataset_name(path: Path) -> str:
+    """The dataset's name from its file: ``locomo10`` for ``locomo10.json`` (or a folder
+    holding it), ``conv-26`` for ``conv-26.json``, the folder's name for a folder of
+    conversation files, so two LoCoMo-format files never share a name by default."""
+    if path.is_dir():
+        return "locomo10" if (path / "locomo10.json").is_file() else path.resolve().name
+    return path.stem or "locomo"
 
 
 def load_locomo(path: Path, granularity: Granularity = "turn") -> Dataset:
@@ -193,7 +242,7 @@ def load_locomo(path: Path, granularity: Granularity = "turn") -> Dataset:
             "categories": {str(number): name for number, name in CATEGORIES.items()},
             DEFAULT_MEASURES_KEY: list(CONVERSATION_MEASURES),
         },
-        name=f"locomo10{suffix}",
+        name=f"{_dataset_name(path)}{suffix}",
         version=LOADER_VERSION,
         description="LoCoMo: long conversations, questions with evidence turns",
         license="CC BY-NC 4.0",

@@ -7,8 +7,13 @@ Rules (recorded in the dataset's ``metadata["loader"]``):
   document (its content is the same wherever it appears).
 - Session granularity (default): documents are sessions (``user: ...`` / ``assistant: ...``
   lines), relevant (grade 1) = ``answer_session_ids``. Turn granularity: documents are
-  turns (``<session id>:<n>``), relevant = the turns marked ``has_answer`` in that
-  question's haystack.
+  turns (``<session id>:<n>``, ``n`` the turn's place in its session), relevant = the
+  turns marked ``has_answer`` in that question's haystack. Which turns: the user's only
+  by default (``longmemeval-turns``), upstream's retrieval protocol
+  (``src/retrieval/run_retrieval.py`` indexes ``role == "user"`` turns), so a question
+  answered only in an assistant turn has no relevant memory under it; user and assistant
+  turns with ``longmemeval-all-turns``. The protocol is in the dataset's name
+  (``longmemeval-oracle-user-turns`` / ``-all-turns``) and its loader rules.
 - Abstention questions (``_abs``, the answer is not in the history) are kept, tagged
   ``abstention``, with no relevant memory, even though upstream lists answer sessions for
   them (the sessions the false premise was built from); LongMemEval's own retrieval
@@ -36,8 +41,11 @@ from recallbench.datasets._building import Building
 from recallbench.datasets._default_measures import CONVERSATION_MEASURES, DEFAULT_MEASURES_KEY
 from recallbench.datasets._provenance import Provenance, read_json_list
 
-LOADER_VERSION = "2"
+LOADER_VERSION = "3"
 Granularity = Literal["session", "turn"]
+Turns = Literal["user", "all"]
+"""Which turns are documents at turn granularity: the user's only, as upstream's retrieval
+protocol (``src/retrieval/run_retrieval.py``) indexes them, or user and assistant turns."""
 
 
 def _when(text: Any) -> str | None:
@@ -94,9 +102,11 @@ def _lists(item: dict[str, Any], where: str, problems: list[Problem]) -> tuple[l
     return ids, sessions, dates if isinstance(dates, list) else [None] * len(sessions)
 
 
-def load_longmemeval(path: Path, granularity: Granularity = "session") -> Dataset:
+def load_longmemeval(
+    path: Path, granularity: Granularity = "session", turns: Turns = "user"
+) -> Dataset:
     """Read a LongMemEval file (oracle, S or M: the same layout) at session or turn
-    granularity."""
+    granularity (``turns``: which turns are documents at turn granularity)."""
     items = read_json_list(path, "questions")
     provenance = Provenance(
         "longmemeval",
@@ -109,15 +119,25 @@ def load_longmemeval(path: Path, granularity: Granularity = "session") -> Datase
             "abstention": "_abs questions kept with no relevant memory, tagged 'abstention', "
             "answerable: false",
             "categories": "question_type",
+            **(
+                {
+                    "turns": "user turns only (upstream run_retrieval.py)"
+                    if turns == "user"
+                    else "user and assistant turns"
+                }
+                if granularity == "turn"
+                else {}
+            ),
         },
     )
-    build = _Build(provenance, granularity=granularity)
+    build = _Build(provenance, granularity=granularity, turns=turns)
     for index, item in enumerate(items):
         build.item(f"[{index}]", item)
     return build.dataset(
         str(path),
         {DEFAULT_MEASURES_KEY: list(CONVERSATION_MEASURES)},
-        name=f"longmemeval-{path.stem.removeprefix('longmemeval_')}-{granularity}",
+        name=f"longmemeval-{path.stem.removeprefix('longmemeval_')}-"
+        + ("session" if granularity == "session" else f"{turns}-turns"),
         version=LOADER_VERSION,
         description="LongMemEval: one chat history (haystack) per question",
         license="MIT",
@@ -129,6 +149,7 @@ class _Build(Building):
     """The dataset being built, question by question."""
 
     granularity: Granularity = "session"
+    turns: Turns = "user"
     asked_at: dict[str, str] = field(default_factory=dict)
     """Question id -> where it is."""
     sessions: dict[str, tuple[str, list[tuple[str, str]]]] = field(default_factory=dict)
@@ -209,6 +230,8 @@ class _Build(Building):
                 unit.append(session_id)
                 continue
             for index, turn in enumerate(turns):
+                if self.turns == "user" and turn["role"] != "user":
+                    continue
                 doc_id = f"{session_id}:{index}"
                 self._add(
                     doc_id, turn["content"], {**metadata, "role": turn["role"]}, f"{at}[{index}]"

@@ -33,6 +33,9 @@ LOADERS: dict[str, Loader] = {
     "locomo-sessions": _lazy("_locomo", "load_locomo", granularity="session"),
     "longmemeval": _lazy("_longmemeval", "load_longmemeval", granularity="session"),
     "longmemeval-turns": _lazy("_longmemeval", "load_longmemeval", granularity="turn"),
+    "longmemeval-all-turns": _lazy(
+        "_longmemeval", "load_longmemeval", granularity="turn", turns="all"
+    ),
     "madial": _lazy("_madial", "load_madial", language="en"),
     "madial-zh": _lazy("_madial", "load_madial", language="zh"),
     "smart": _lazy("_smart", "load_smart"),
