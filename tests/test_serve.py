@@ -15,6 +15,7 @@ from starlette.testclient import TestClient
 
 from recallbench.cli._serve import serve
 from recallbench.judges._agreement import cohen_kappa
+from recallbench.report import Report
 from recallbench.serve import Dashboard
 from recallbench.serve._app import ANNOTATOR_COOKIE
 from recallbench.serve._auth import COOKIE
@@ -323,3 +324,31 @@ def test_undo_leaves_a_label_another_annotator_wrote_since(store: Store) -> None
     assert manual(store) == [(*pair, 1, "bob")]
     bob.post("/undo")  # bob's goes; ann's, which it replaced, is not put back: ann took it
     assert manual(store) == []
+
+
+def test_a_measure_no_query_scored_in_both_runs_shows_a_dash_and_why(tmp_path: Path) -> None:
+    """A measure whose paired n is 0 (no query has a value in either run: none has a
+    relevant judgment) has no mean, difference or test: "–" and the reason, never nan."""
+    from test_serve_seed import reports
+
+    def unscored(name: str) -> Report:
+        report = reports()[name]
+        queries = [
+            q.model_copy(update={"values": {**q.values, "recall@10": None}}) for q in report.queries
+        ]
+        return report.model_copy(
+            update={"queries": queries, "means": {**report.means, "recall@10": None}}
+        )
+
+    with open_store(f"sqlite:///{tmp_path / 'store.db'}") as store:
+        first = store.record(unscored("builtin-lexical"))
+        second = store.record(unscored("builtin-hybrid"))
+        page = client(store).get(f"/compare?a={first.id}&b={second.id}").text
+    assert "nan" not in page
+    row = re.search(r"<tr><td>recall@10</td>.*?</tr>", page, re.S)
+    assert row, page
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", row.group(0), re.S)
+    assert cells[1:8] == ["0", "–", "–", "–", "–", "–", "–"], cells
+    assert "no query with a relevant judgment" in cells[8]
+    ndcg = re.search(r"<tr><td>ndcg@10</td>.*?</tr>", page, re.S)
+    assert ndcg and re.search(r"\d / \d+ / \d", ndcg.group(0))  # compared as before

@@ -8,6 +8,7 @@ runs in its thread pool; POST handlers read the form and then do the same.
 
 from __future__ import annotations
 
+import math
 from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -59,7 +60,8 @@ def _templates() -> Jinja2Templates:
 
 
 def _number(value: float | None, digits: int = 4) -> str:
-    return "–" if value is None else f"{value:.{digits}f}"
+    """``0.1234``; "–" for no value (never ``nan``)."""
+    return "–" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
 
 
 class Dashboard:

@@ -190,8 +190,10 @@ def compare(store: Store, first_id: int, second_id: int, dataset: Dataset | None
             "measure": measure,
             **asdict(result),
             "p_holm": p,
-            "verdict": verdict(result.delta, p, up, settings.alpha) if result.n else "not tested",
+            "verdict": verdict(result.delta, p, up, settings.alpha),
         }
+        if result.n
+        else _untested(measure, result.n, _unpaired_reason(measure, a, b, first.id, second.id))
         for measure, result, p, up in zip(measures, results, held, better, strict=True)
     ]
     texts = _query_texts(dataset, first.dataset_sha256)
@@ -216,6 +218,42 @@ def compare(store: Store, first_id: int, second_id: int, dataset: Dataset | None
         alpha=settings.alpha,
     )
     return out
+
+
+def _untested(measure: str, n: int, reason: str) -> dict[str, Any]:
+    """A comparison row with no paired query: no mean, difference, interval or test."""
+    return {
+        "measure": measure,
+        "n": n,
+        **dict.fromkeys(("mean_baseline", "mean_system", "delta", "ci_low", "ci_high")),
+        "p_holm": None,
+        "wins": None,
+        "verdict": "not tested",
+        "reason": reason,
+    }
+
+
+def _unpaired_reason(
+    measure: str,
+    first: dict[str, dict[str, float | None]],
+    second: dict[str, dict[str, float | None]],
+    first_id: int,
+    second_id: int,
+) -> str:
+    """Why no query of two runs has a value of ``measure`` in both."""
+    scored = [
+        {query for query, values in run.items() if values.get(measure) is not None}
+        for run in (first, second)
+    ]
+    unscored = [
+        f"#{i}" for i, queries in zip((first_id, second_id), scored, strict=True) if not queries
+    ]
+    if unscored:
+        return (
+            f"no query with a relevant judgment in {' and '.join(unscored)}: a query without "
+            "one has no value of this measure"
+        )
+    return "no query has a value in both runs"
 
 
 def shadow(store: Store) -> dict[str, Any]:
