@@ -125,8 +125,10 @@ def test_the_whole_file_reader_steps_aside(tmp_path: Path) -> None:
         assert split_run(path) is None, why
     path.write_text("q 0 d 1\nq 0 d 2\n")
     assert split_qrels(path) is None
-    path.write_text("q 0 d 1\r\n\n  \nq 0 e -2")
+    path.write_text("q 0 d 1\r\nq 0 e -2")
     assert split_qrels(path) == {"q": {"d": 1, "e": -2}}
+    path.write_text("q 0 d 1\r\n\n  \nq 0 e -2")  # blank qrels lines: the line reader refuses
+    assert split_qrels(path) is None
 
 
 @pytest.mark.parametrize("seed", range(30))

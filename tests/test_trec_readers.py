@@ -173,7 +173,7 @@ def test_layouts_arrow_would_read_differently(tmp_path: Path) -> None:
 
 def test_comments_follow_trec_eval(tmp_path: Path) -> None:
     """qrels: '#' in the first column only; run: also after leading blanks."""
-    qrels = write(tmp_path / "qrels", "# c\n# c\n #q 0 d 1\nq 0 d#1 1\n")
+    qrels = write(tmp_path / "qrels", "# c\n #q 0 d 1\n# c\nq 0 d#1 1\n")
     assert both_qrels(qrels) == {"#q": {"d": 1}, "q": {"d#1": 1}}
     run = write(tmp_path / "run", "  # c\n\n\t\nq Q0 d#1 1 1 t\n")
     assert both_runs(run) == ({"q": ["d#1"]}, "t")

@@ -59,8 +59,10 @@ static char *read_whole(const char *path, size_t *size)
         free(buf);
         return NULL;
     }
-    buf[got] = '\n';  /* the last line ends too */
-    *size = got + 1;
+    /* the last line ends too (with no blank line after it: a qrels file refuses those) */
+    if (buf[got - 1] != '\n')
+        buf[got++] = '\n';
+    *size = got;
     return buf;
 }
 
@@ -132,10 +134,11 @@ static int readable_text(const char *buf, size_t size)
 }
 
 /* Split ``buf`` into lines, NUL-ending every field in place, and call ``take`` with each
- * data line's fields: 4 for qrels, the first 6 of a run line. Blank lines and comments are
- * skipped as the line reader skips them (qrels: '#' in the first column; run: '#' after
- * leading blanks). -1 when not plain (a line with other fields, a byte the reader refuses
- * or reads differently). */
+ * data line's fields: 4 for qrels, the first 6 of a run line. Comments are skipped as the
+ * line reader skips them (qrels: '#' in the first column; run: '#' after leading blanks),
+ * and a run's blank lines. -1 when not plain (a line with other fields, a byte the reader
+ * refuses or reads differently, and in qrels a blank line, a comment right after another
+ * or a comment as the last line: the line reader refuses those, as trec_eval does). */
 typedef int (*LineTaker)(void *state, char **fields, size_t *lengths);
 
 static int split_lines(char *buf, size_t size, int qrels, LineTaker take, void *state)
@@ -144,10 +147,16 @@ static int split_lines(char *buf, size_t size, int qrels, LineTaker take, void *
     char *fields[6];
     size_t lengths[6];
     size_t i = 0;
+    int after_comment = 0;
     while (i < size) {
         int count = 0;
-        if (qrels && buf[i] == '#')
+        if (qrels && buf[i] == '#') {
+            if (after_comment)
+                return -1;
+            after_comment = 1;
             goto comment;  /* qrels: '#' in the very first column */
+        }
+        after_comment = 0;
         for (;;) {
             size_t start;
             while (byte_class[(unsigned char) buf[i]] == 1)
@@ -180,6 +189,8 @@ static int split_lines(char *buf, size_t size, int qrels, LineTaker take, void *
             }
             buf[i++] = '\0';
         }
+        if (qrels && !count)
+            return -1;
         if (count && (count < want || take(state, fields, lengths) < 0))
             return -1;
         continue;
@@ -191,7 +202,7 @@ static int split_lines(char *buf, size_t size, int qrels, LineTaker take, void *
             i = stop + 1;
         }
     }
-    return 0;
+    return qrels && after_comment ? -1 : 0;
 }
 
 static uint64_t mix64(uint64_t h)

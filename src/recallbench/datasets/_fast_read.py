@@ -14,6 +14,8 @@ skips empty lines as the line reader does.
 
 from __future__ import annotations
 
+import mmap
+import re
 from collections.abc import Sequence
 from io import BufferedReader
 from itertools import pairwise
@@ -113,6 +115,23 @@ class _PairScan:
         # a blank line or a CRLF is two blanks in a row too: only one with a separator is bad
         either = np.logical_or(is_sep[1:], is_sep[:-1], out=self.other[: size - 1])
         return bool(np.logical_and(pair, either, out=pair).any())
+
+
+_BLANK_LINE = re.compile(rb"\n[ \t\v\f\r]*\n|\n[ \t\v\f\r]+\Z|\A[ \t\v\f\r]*\n")
+"""A line of whitespace only: Arrow skips it; in qrels the line reader refuses it."""
+
+
+def has_blank_line(path: Path) -> bool:
+    """Whether ``path`` has a line of whitespace only (the empty end after a last newline
+    is not a line)."""
+    try:
+        with (
+            path.open("rb") as handle,
+            mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view,
+        ):
+            return _BLANK_LINE.search(view) is not None
+    except (OSError, ValueError):  # unreadable, or empty (mmap refuses 0 bytes)
+        return True  # the line reader reports it
 
 
 def read_columns_fast(path: Path, names: Sequence[str], types: dict[str, str]) -> Any | None:

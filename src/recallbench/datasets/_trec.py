@@ -32,6 +32,7 @@ from recallbench.datasets._fast_read import (
     QRELS_COLUMNS,
     RUN_COLUMNS,
     encode_queries,
+    has_blank_line,
     index_queries,
     last_line,
     read_columns_fast,
@@ -68,7 +69,7 @@ def _fast_qrels(path: Path) -> QrelsColumns | None:
     fast = read_columns_fast(
         path, QRELS_COLUMNS, {"query": "string", "doc": "string", "grade": "string"}
     )
-    if fast is None or not fast.num_rows:
+    if fast is None or not fast.num_rows or has_blank_line(path):
         return None
     pc = arrow().compute
     text = fast.column("grade")

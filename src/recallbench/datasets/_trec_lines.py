@@ -18,13 +18,16 @@ Bytes and whitespace
     (what a system that found nothing writes; trec_eval stops on it).
 
 qrels: ``query iteration document grade``
-    A line whose first byte is ``#`` is a comment. trec_eval 10.0 skips only one comment
-    line at a time (a second comment line in a row is parsed as data and usually refused as
-    malformed; a comment as the last line crashes it); recallbench skips every such line.
-    A line with leading blanks is data even if its first field starts with ``#`` (as
+    A line whose first byte is ``#`` is a comment, as in trec_eval. trec_eval 10.0 skips
+    only one comment line at a time: a second comment line in a row is parsed as data
+    (refused as malformed, or read as a judgment of query ``#`` when it has four words),
+    and a comment as the last line crashes it (segmentation fault). recallbench refuses
+    both, naming the line, so that a file it evaluates is one trec_eval evaluates the same
+    way. A line with leading blanks is data even if its first field starts with ``#`` (as
     trec_eval). Exactly 4 fields, otherwise the line is refused (trec_eval: "Malformed
-    line"). trec_eval also refuses blank lines in qrels; recallbench skips them (they hold
-    nothing). The iteration field is ignored (never decoded).
+    line"). A blank line (nothing but whitespace), the last one included, is refused as
+    trec_eval refuses it ("Malformed line"). The iteration field is ignored (never
+    decoded).
     A (query, document) pair judged twice is refused, naming both lines, even with the
     same grade: trec_eval stops with "duplicate docs" when it evaluates that query.
     Negative grades are read (trec_eval: judged, in the pool, not relevant).
@@ -74,6 +77,14 @@ MAX_PROBLEMS = 50
 GRADE = re.compile(rb"[+-]?[0-9]+")
 SCORE = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 INT64 = 1 << 63
+SECOND_COMMENT = (
+    "a comment line right after another: trec_eval 10.0 skips one comment line at a time "
+    "and reads this one as a judgment; join the comments into one line"
+)
+LAST_COMMENT = (
+    "a comment as the last line: trec_eval 10.0 crashes on it; move it to the top of the file"
+)
+BLANK_QRELS_LINE = 'blank line: trec_eval 10.0 refuses it ("Malformed line"); remove it'
 
 
 class Collector:
@@ -94,22 +105,31 @@ class Collector:
 
 
 def data_lines(path: Path, qrels: bool, problems: Collector) -> Iterator[tuple[int, list[bytes]]]:
-    """(line number, fields) of every data line, comments and blank lines skipped."""
+    """(line number, fields) of every data line, comments (and a run's blank lines)
+    skipped; a qrels file's blank lines and comments trec_eval misreads are problems."""
     try:
         handle = path.open("rb")
     except FileNotFoundError:
         raise problems.error(str(path), [Problem("", "file not found")]) from None
     with handle:
+        comment = number = 0  # comment: the last comment line's number (qrels)
         for number, line in enumerate(handle, start=1):  # binary files split at b"\n" only
             if b"\0" in line:
                 problems.add(number, "NUL byte in the line")
                 continue
             # qrels: '#' in the very first column only; run: after leading blanks
             if line.startswith(b"#") if qrels else line.lstrip().startswith(b"#"):
+                if qrels and comment == number - 1 and number > 1:
+                    problems.add(number, SECOND_COMMENT)
+                comment = number
                 continue
             fields = line.split()  # C isspace in the "C" locale: b" \t\n\v\f\r"
             if fields:
                 yield number, fields
+            elif qrels:
+                problems.add(number, BLANK_QRELS_LINE)
+        if qrels and comment and comment == number:
+            problems.add(comment, LAST_COMMENT)
 
 
 def text(token: bytes, number: int, what: str, problems: Collector) -> str | None:

@@ -49,7 +49,13 @@ def _plain_tokens(path: Path, fields: int) -> list[str] | None:
     counted = np.cumsum(is_start, dtype=np.int64)[raw == 10]
     per_line = np.diff(counted, prepend=0)
     trailing = int(is_start.sum()) - (int(counted[-1]) if len(counted) else 0)
-    if np.any((per_line != 0) & (per_line != fields)) or trailing not in (0, fields):
+    wrong = per_line != fields
+    if fields == 4:  # qrels: a blank line is the line reader's to refuse (as trec_eval does)
+        if trailing == 0 and data and not data.endswith(b"\n"):
+            return None  # a last line of whitespace only
+    else:
+        wrong &= per_line != 0
+    if np.any(wrong) or trailing not in (0, fields):
         return None
     tokens = data.decode("ascii").split()
     return tokens if tokens else None

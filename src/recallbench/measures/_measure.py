@@ -224,7 +224,14 @@ def parse_trec_measure(spec: str) -> list[Measure]:
     Our own names (``ndcg@10``) are accepted too; a family recallbench lacks raises
     :class:`UnknownMeasureError` listing the supported ones.
     """
-    name, _, params = spec.partition(".")
+    name, dot, params = spec.partition(".")
+    if dot and not params and trec_family(name) is not None:
+        # trec_eval: "improper measure in parameter"; reading it as no parameters would
+        # evaluate what trec_eval refuses
+        raise UnknownMeasureError(
+            f"trec_eval measure {spec!r}: nothing after the '.' (trec_eval refuses it as an "
+            f"improper parameter); give parameters ({name}.5,10) or none ({name})"
+        )
     found = trec_family(name)
     if found is None:
         if "@" in spec or _family(name.lower()) is not None:

@@ -99,7 +99,13 @@ def _fields(path: Path, count: int) -> _Fields | None:
     per_line = np.diff(before, prepend=0)
     fields = len(edges) // 2
     trailing = fields - (int(before[-1]) if len(before) else 0)
-    if np.any((per_line != 0) & (per_line != count)) or trailing not in (0, count):
+    wrong = per_line != count
+    if count == 4:  # qrels: a blank line is the exact reader's to refuse (as trec_eval does)
+        if trailing == 0 and padded[size] != 10:
+            return None  # a last line of whitespace only
+    else:
+        wrong &= per_line != 0
+    if np.any(wrong) or trailing not in (0, count):
         return None
     starts, ends = edges[0::2], edges[1::2]
     if not fields or int((ends - starts).max()) > MAX_WIDTH - 8:
