@@ -4,6 +4,7 @@ judge's agreement with people."""
 
 from __future__ import annotations
 
+import html
 import re
 import socket
 from collections.abc import Iterator
@@ -307,22 +308,96 @@ def test_listing_the_command_loads_no_web_framework() -> None:
     assert output.stdout.strip() == "[]", output.stderr
 
 
-def test_undo_leaves_a_label_another_annotator_wrote_since(store: Store) -> None:
-    """Undo deletes the annotator's own label only (Store.delete_judgment with the name):
-    someone else's grade of the same pair, written meanwhile, stays."""
-    dashboard = Dashboard(store, TOKEN, annotator="ann")  # one dashboard, two browsers
+def grade_form(page: str, grade: int) -> dict[str, str]:
+    """The fields the annotation page's form for ``grade`` posts (hidden ones included)."""
+    for form in re.findall(
+        r'<form method="post" action="/annotate/grade">(.*?)</form>', page, re.S
+    ):
+        fields = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', form))
+        if fields.get("grade") == str(grade):
+            return {name: html.unescape(value) for name, value in fields.items()}
+    raise AssertionError(page)
+
+
+def two_browsers(store: Store) -> tuple[TestClient, TestClient]:
+    """Two browsers on one dashboard: ann's and bob's."""
+    dashboard = Dashboard(store, TOKEN, annotator="ann")
     ann, bob = (TestClient(dashboard.app, base_url=BASE) for _ in range(2))
     for web in (ann, bob):
         web.cookies.set(COOKIE, TOKEN)
     bob.cookies.set(ANNOTATOR_COOKIE, "bob")
-    pair = current(ann.get("/annotate").text)
-    data = {"query_id": pair[0], "doc_id": pair[1]}
-    ann.post("/annotate/grade", data={**data, "grade": "3"})
-    bob.post("/annotate/grade", data={**data, "grade": "1"})  # bob's replaces ann's
+    return ann, bob
+
+
+def test_a_second_label_of_one_pair_is_refused_until_its_author_has_seen_the_first(
+    store: Store,
+) -> None:
+    """Two annotators (or two tabs) shown the same pair: the second label is not written
+    over the first silently. Its author gets 409 with the label written meanwhile, and
+    replaces it only by saying so (the write carries the label it replaces)."""
+    ann, bob = two_browsers(store)
+    seen_by_ann, seen_by_bob = ann.get("/annotate").text, bob.get("/annotate").text
+    pair = current(seen_by_ann)
+    assert current(seen_by_bob) == pair
+    assert ann.post("/annotate/grade", data=grade_form(seen_by_ann, 3)).url.path == "/annotate"
+    refused = bob.post("/annotate/grade", data=grade_form(seen_by_bob, 1))
+    assert refused.status_code == 409
+    assert manual(store) == [(*pair, 3, "ann")]  # ann's label stands
+    conflict = re.search(r'<div class="conflict" id="conflict">(.*?)</div>', refused.text, re.S)
+    assert conflict, refused.text
+    assert "ann labelled this pair 3" in conflict.group(1) and "yours (1) was not written" in (
+        conflict.group(1)
+    )
+    assert current(refused.text) == pair  # the page shows the pair and both labels
+    replaced = bob.post("/annotate/grade", data=grade_form(refused.text, 1))
+    assert replaced.status_code == 200 and replaced.url.path == "/annotate"
     assert manual(store) == [(*pair, 1, "bob")]
-    assert "undone: the label of" in ann.post("/undo").text
+
+    # a form shown before bob replaced it is stale too: ann's second tab is refused
+    again = ann.post("/annotate/grade", data=grade_form(refused.text, 2))
+    assert again.status_code == 409 and "bob labelled this pair 1" in again.text
     assert manual(store) == [(*pair, 1, "bob")]
-    bob.post("/undo")  # bob's goes; ann's, which it replaced, is not put back: ann took it
+    stale = ann.post("/annotate/grade", data={"query_id": pair[0], "doc_id": pair[1], "grade": "0"})
+    assert stale.status_code == 409  # a write that names no label replaces none
+    assert manual(store) == [(*pair, 1, "bob")]
+
+
+def note_of(page: str) -> str:
+    found = re.search(r'<p class="note" role="status">(.*?)</p>', page, re.S)
+    assert found, page
+    return html.unescape(found.group(1))
+
+
+def replaced_by_bob(ann: TestClient, bob: TestClient, store: Store) -> tuple[str, str]:
+    """The pair both are shown, labelled 3 by ann, then 1 by bob (who saw ann's label on
+    the 409 page and chose to replace it)."""
+    seen_by_ann, seen_by_bob = ann.get("/annotate").text, bob.get("/annotate").text
+    pair = current(seen_by_ann)
+    ann.post("/annotate/grade", data=grade_form(seen_by_ann, 3))
+    refused = bob.post("/annotate/grade", data=grade_form(seen_by_bob, 1))
+    assert refused.status_code == 409
+    bob.post("/annotate/grade", data=grade_form(refused.text, 1))
+    assert (*pair, 1, "bob") in manual(store)
+    return pair
+
+
+def test_undo_reports_only_what_it_did(store: Store) -> None:
+    """Undo takes back the annotator's own last label while it is still the pair's label;
+    when someone replaced it since, it says so and leaves theirs."""
+    ann, bob = two_browsers(store)
+    pair = replaced_by_bob(ann, bob, store)
+    note = note_of(ann.post("/undo", data={"next": "annotate"}).text)
+    assert note.startswith("not undone") and "bob" in note, note
+    assert manual(store) == [(*pair, 1, "bob")]  # bob's label stays
+    # bob's undo takes back his label; ann's, which she withdrew, is not put back
+    assert note_of(bob.post("/undo").text).startswith("undone: the label of")
+    assert manual(store) == []
+
+    pair = replaced_by_bob(ann, bob, store)
+    note = note_of(bob.post("/undo").text)  # bob first: ann's label is put back
+    assert note.startswith("undone: the label of") and "ann's 3 is back" in note, note
+    assert manual(store) == [(*pair, 3, "ann")]
+    assert note_of(ann.post("/undo").text).startswith("undone: the label of")
     assert manual(store) == []
 
 

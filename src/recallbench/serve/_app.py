@@ -25,6 +25,7 @@ from recallbench import __version__
 from recallbench.core import ConfigError
 from recallbench.serve import _views
 from recallbench.serve._auth import TokenGate
+from recallbench.serve._labels import GRADE_WORDS, LabelConflict, label_version
 from recallbench.serve._queue import Queue
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ def _templates() -> Jinja2Templates:
         undefined=jinja2.StrictUndefined,
     )
     environment.filters["num"] = _number
+    environment.globals["grade_words"] = GRADE_WORDS
     environment.globals["version"] = __version__
     return Jinja2Templates(env=environment)
 
@@ -207,7 +209,30 @@ class Dashboard:
     def annotate(self, request: Request) -> Response:
         pair, left, total = self.queue.pending(self.who(request))
         return self.page(
-            request, "annotate.html.j2", pair=pair, left=left, total=total, dataset=self.dataset
+            request,
+            "annotate.html.j2",
+            pair=pair,
+            left=left,
+            total=total,
+            dataset=self.dataset,
+            conflict=None,
+            replaces="",
+        )
+
+    def conflict(self, request: Request, conflict: LabelConflict) -> Response:
+        """The pair again, with the label written meanwhile (409): nothing was written,
+        and a grade posted from this page replaces that label knowingly."""
+        _, left, total = self.queue.pending(self.who(request))
+        return self.page(
+            request,
+            "annotate.html.j2",
+            status=409,
+            pair=self.queue.pair(*conflict.key),
+            left=left,
+            total=total,
+            dataset=self.dataset,
+            conflict=conflict,
+            replaces=label_version(conflict.current),
         )
 
     def pairwise(self, request: Request) -> Response:
@@ -239,7 +264,10 @@ class Dashboard:
                 str(form.get("query_id", "")),
                 str(form.get("doc_id", "")),
                 grade,
+                str(form.get("replaces", "")),  # a form naming no label replaces none
             )
+        except LabelConflict as conflict:
+            return await run_in_threadpool(self.conflict, request, conflict)
         except (ConfigError, ValueError) as error:
             return self.back("/annotate", str(error))
         return self.back("/annotate")
@@ -282,13 +310,10 @@ class Dashboard:
         form = await request.form()
         where = "/pairwise" if form.get("next") == "pairwise" else "/annotate"
         try:
-            action = await run_in_threadpool(self.queue.undo, self.who(request))
+            undone = await run_in_threadpool(self.queue.undo, self.who(request))
         except ConfigError as error:
             return self.back(where, str(error))
-        if action is None:
-            return self.back(where, "nothing to undo")
-        what = {"grade": "label", "prefer": "choice"}.get(action.kind, "skip")
-        return self.back(where, f"undone: the {what} of {' / '.join(action.key)}")
+        return self.back(where, "nothing to undo" if undone is None else undone.message)
 
     async def set_annotator(self, request: Request) -> Response:
         form = await request.form()

@@ -72,17 +72,18 @@ def save(engine: Engine, workspace: str, preference: Preference) -> None:
         )
 
 
-def remove(engine: Engine, workspace: str, item: str, annotator: str) -> None:
-    """Forget the annotator's choice on ``item`` (undo)."""
+def remove(engine: Engine, workspace: str, item: str, annotator: str) -> bool:
+    """Forget the annotator's choice on ``item`` (undo); False when none was stored."""
     table = pairwise_preferences
     with transaction(engine, write=True) as connection:
-        connection.execute(
+        deleted = connection.execute(
             delete(table).where(
                 table.c.workspace_id == workspace,
                 table.c.item == item,
                 table.c.annotator == annotator,
             )
         )
+        return deleted.rowcount > 0
 
 
 def preferences(

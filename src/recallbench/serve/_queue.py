@@ -7,7 +7,9 @@ labelled in the store first, so that every human label also measures the judge, 
 pairs the dataset's authors judged). A pair leaves the queue once it has a ``manual``
 judgment, whoever gave it; a skipped pair leaves it for this annotator until the dashboard
 restarts. Labels are written at once to the store's ``judgments`` table (source
-``manual``, with the annotator's name); undo takes back this annotator's last action.
+``manual``, with the annotator's name); a label written over one its author was not shown
+is refused (:mod:`._labels`); undo takes back this annotator's last action, and a label
+only while it is still the pair's label.
 
 Pairwise items are two different rankings of the same query: a shadow test's control and
 treatment (``shadow_runs``), or two logged searches of the same text that returned
@@ -29,6 +31,7 @@ from sqlalchemy import select
 
 from recallbench.core import ConfigError
 from recallbench.serve import _preferences
+from recallbench.serve._labels import LabelConflict, Undone, label_version
 from recallbench.serve._preferences import Preference, Preferred
 from recallbench.store import Judgment
 from recallbench.store._engine import transaction
@@ -89,7 +92,9 @@ class Action:
     kind: Literal["grade", "skip", "prefer", "skip-pairwise"]
     key: tuple[str, ...]
     previous: Judgment | None = None
-    """For a grade: the manual label it replaced (another annotator's, written meanwhile)."""
+    """For a grade: the manual label it replaced (its author chose to replace it)."""
+    written: Judgment | None = None
+    """For a grade: the label written, as the store holds it."""
 
 
 @dataclass
@@ -135,6 +140,11 @@ class Queue:
     def _manual(self) -> dict[tuple[str, str], Judgment]:
         return {(j.query_id, j.doc_id): j for j in self.store.judgments(source=MANUAL)}
 
+    def label(self, query_id: str, doc_id: str) -> Judgment | None:
+        """The pair's manual label, if it has one."""
+        found = self.store.judgments(query_ids=[query_id], source=MANUAL)
+        return next((j for j in found if j.doc_id == doc_id), None)
+
     def _state(self, annotator: str) -> _Annotator:
         return self._annotators.setdefault(annotator, _Annotator())
 
@@ -157,8 +167,13 @@ class Queue:
 
     # -- graded labels ----------------------------------------------------------------
 
-    def grade(self, annotator: str, query_id: str, doc_id: str, grade: int) -> Judgment:
-        """Write the annotator's grade of the pair as a ``manual`` judgment."""
+    def grade(
+        self, annotator: str, query_id: str, doc_id: str, grade: int, replaces: str = ""
+    ) -> Judgment:
+        """Write the annotator's grade of the pair as a ``manual`` judgment, over the label
+        whose :func:`label_version` is ``replaces`` ("": over none). Raises
+        :class:`LabelConflict` (nothing written) when the pair's label is another one: a
+        label is never replaced by someone who was not shown it."""
         annotator = _name(annotator)
         if grade not in (0, 1, 2, 3):
             raise ConfigError(f"a grade is 0, 1, 2 or 3, not {grade}")
@@ -172,9 +187,14 @@ class Queue:
             annotator=annotator,
         )
         with self._lock:
-            previous = self._manual().get((query_id, doc_id))
+            previous = self.label(query_id, doc_id)
+            if label_version(previous) != replaces:
+                raise LabelConflict((query_id, doc_id), grade, previous)
             self.store.log(judgments=[label])
-            self._state(annotator).history.append(Action("grade", (query_id, doc_id), previous))
+            written = self.label(query_id, doc_id)
+            self._state(annotator).history.append(
+                Action("grade", (query_id, doc_id), previous, written)
+            )
         return label
 
     def skip(self, annotator: str, key: tuple[str, ...], pairwise: bool = False) -> None:
@@ -183,10 +203,11 @@ class Queue:
             state.skipped.add(key)
             state.history.append(Action("skip-pairwise" if pairwise else "skip", key))
 
-    def undo(self, annotator: str) -> Action | None:
-        """Take back the annotator's last action: a grade's row is deleted while it is
-        still theirs (the manual label it replaced, if any, is put back), a preference's
-        row too, a skip is forgotten. None when there is nothing to undo."""
+    def undo(self, annotator: str) -> Undone | None:
+        """Take back the annotator's last action and say what was done: a grade's row is
+        deleted while it is still the pair's label (the label it replaced, if any, is put
+        back), a preference's row too, a skip is forgotten. A grade someone replaced since
+        is not undone: their label stays. None when there is nothing to undo."""
         annotator = _name(annotator)
         with self._lock:
             state = self._state(annotator)
@@ -195,29 +216,38 @@ class Queue:
             action = state.history.pop()
             if action.kind in ("skip", "skip-pairwise"):
                 state.skipped.discard(action.key)
-            elif action.kind == "grade":
-                query_id, doc_id = action.key
-                if self.store.delete_judgment(query_id, doc_id, MANUAL, annotator):
-                    if action.previous is not None:
-                        self.store.log(judgments=[action.previous])
-                else:
-                    # someone else's label replaced it since: theirs stays, and their undo
-                    # must not put back the one taken back here
-                    self._forget(action.key, annotator)
-            else:
-                _preferences.remove(
-                    self.store._engine, self.store.workspace, action.key[0], annotator
-                )
-            return action
+                return Undone(action.kind, action.key, True)
+            if action.kind == "grade":
+                return self._undo_grade(action, annotator)
+            removed = _preferences.remove(
+                self.store._engine, self.store.workspace, action.key[0], annotator
+            )
+            return Undone(action.kind, action.key, removed)
 
-    def _forget(self, key: tuple[str, ...], annotator: str) -> None:
+    def _undo_grade(self, action: Action, annotator: str) -> Undone:
+        query_id, doc_id = action.key
+        current = self.label(query_id, doc_id)
+        written = label_version(action.written)
+        if current is None or label_version(current) != written:
+            # someone's label replaced it since (or it is gone): theirs stays, and their
+            # undo must not put back the one withdrawn here
+            self._forget(action.key, written)
+            return Undone("grade", action.key, False, action.written, current)
+        if not self.store.delete_judgment(query_id, doc_id, MANUAL, annotator):
+            return Undone("grade", action.key, False, action.written, self.label(*action.key))
+        if action.previous is not None:
+            self.store.log(judgments=[action.previous])
+        return Undone("grade", action.key, True, action.written, restored=action.previous)
+
+    def _forget(self, key: tuple[str, ...], version: str) -> None:
+        """No later undo puts back the label of ``version``: its author withdrew it."""
         for state in self._annotators.values():
             state.history = [
                 replace(action, previous=None)
                 if action.kind == "grade"
                 and action.key == key
                 and action.previous is not None
-                and action.previous.annotator == annotator
+                and label_version(action.previous) == version
                 else action
                 for action in state.history
             ]
