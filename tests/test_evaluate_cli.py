@@ -173,3 +173,118 @@ def test_json_output_writes_trec_evals_nan_as_null(tmp_path: Path) -> None:
     assert values["q1"]["iprec_at_recall_0.00"] is None
     assert values["q2"]["iprec_at_recall_0.00"] == 1.0
     assert values["all"]["iprec_at_recall_0.00"] is None
+
+
+def _three_kinds_of_query() -> tuple[object, Run]:
+    """A dataset whose run has a query answered, one with no relevant judgment, one that
+    returned nothing and one that failed (issue 28 item 6: three means for one run)."""
+    from recallbench.core import Dataset, Document, Query
+
+    dataset = Dataset(
+        name="three",
+        documents=tuple(Document(id=d, text=d) for d in ("a", "b", "c")),
+        queries=tuple(Query(id=q, text=q) for q in ("answered", "unjudged", "empty", "failed")),
+        qrels={
+            "answered": {"a": 1, "b": 0},
+            "unjudged": {"b": 0},
+            "empty": {"c": 1},
+            "failed": {"a": 1},
+        },
+    )
+    run = Run(
+        spec=RunSpec(system="s"),
+        results=(
+            QueryResult(query_id="answered", hits=(Hit(doc_id="b"), Hit(doc_id="a"))),
+            QueryResult(query_id="unjudged", hits=(Hit(doc_id="b"),)),
+            QueryResult(query_id="empty", hits=()),
+            QueryResult(query_id="failed", hits=(), error="timed out"),
+        ),
+    )
+    return dataset, run
+
+
+def test_api_on_a_dataset_and_run_gives_the_run_reports_means() -> None:
+    from recallbench.measures import parse_measures
+    from recallbench.report import build_report
+
+    dataset, run = _three_kinds_of_query()
+    measures = ["ndcg@10", "mrr@10", "recall@10"]
+    report = build_report(dataset, run, parse_measures(measures))  # type: ignore[arg-type]
+    result = recallbench.evaluate(dataset, run, measures)
+    assert result.means() == pytest.approx(report.means)
+    assert report.means["mrr@10"] == pytest.approx(0.5 / 3)  # unjudged left out, 0 for two
+    assert int(result.included.sum()) == report.counts.evaluated == 3
+    shown = repr(result)
+    assert "mrr@10=0.1667 (n=3)" in shown
+    assert "3 of 4 queries in the means (left out: 1 without a relevant judgment)" in shown
+    assert "missing or failed queries score 0" in shown
+    assert "queries without a relevant judgment left out" in shown
+    # trec_eval's rules are one argument away, and named as such
+    trec = recallbench.evaluate(dataset, run, measures, rules="trec")
+    assert trec.mean("mrr@10") == pytest.approx(0.5 / 3)  # unjudged 0, failed missing: left out
+    assert "queries without a relevant judgment score 0" in repr(trec)
+    with pytest.raises(recallbench.core.ConfigError, match='pass rules="trec"'):
+        recallbench.evaluate(dataset, run, measures, complete=True)
+
+
+def test_a_query_that_returned_nothing_never_leaves_a_frame_input() -> None:
+    """A frame has no row for a query with an empty ranking: its id in the qrels is enough
+    for it to score 0, as the same run given as a Run or a dict of rankings."""
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
+    run_frame = pd.DataFrame(
+        [("q1", "a", 1.0), ("q2", "x", 1.0)], columns=["qid", "docno", "score"]
+    )
+    qrels_frame = pd.DataFrame(
+        [(q, d, g) for q, judged in qrels.items() for d, g in judged.items()],
+        columns=["query_id", "doc_id", "relevance"],
+    )
+    from_frames = recallbench.evaluate(qrels_frame, run_frame, ["mrr@10"])
+    ranked = recallbench.evaluate(qrels, {"q1": ["a"], "q2": ["x"], "q3": []}, ["mrr@10"])
+    assert from_frames.query_ids == ("q1", "q2", "q3")
+    assert from_frames.mean("mrr@10") == ranked.mean("mrr@10") == pytest.approx(1 / 3)
+
+
+def test_csv_output_is_rfc_4180_and_reads_back(tmp_path: Path) -> None:
+    """Issue 28 item 7: ids were escaped with JSON rules (``ü,1`` -> ``\\u00fc,1``)."""
+    import csv
+    import io
+
+    ids = ["plain", "ü,1", 'a,"b', "tab\tno"]
+    qrels = "".join(f"{q.split()[0] if ' ' in q else q} 0 d 1\n" for q in ids if "\t" not in q)
+    (tmp_path / "qrels").write_text(qrels, encoding="utf-8")
+    run = "".join(f"{q} Q0 d 1 1.0 t\n" for q in ids if "\t" not in q)
+    (tmp_path / "run").write_text(run, encoding="utf-8")
+    text = evaluate_cli(
+        "-q", "-m", "P.1", "--format", "csv", str(tmp_path / "qrels"), str(tmp_path / "run")
+    )
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    assert rows[0] == ["measure", "query", "value"]
+    assert {row[1] for row in rows[1:]} == {"plain", "ü,1", 'a,"b', "all"}
+    assert all(len(row) == 3 for row in rows)
+
+
+@pytest.mark.parametrize("depth", [str(2**63), str(2**70)])
+def test_max_docs_beyond_a_long_is_read_as_no_cut(tmp_path: Path, depth: str) -> None:
+    """Issue 28 item 8: trec_eval's atol saturates; recallbench raised OverflowError."""
+    (tmp_path / "qrels").write_text("q1 0 a 1\nq1 0 b 0\n")
+    (tmp_path / "run").write_text("q1 Q0 b 1 2 t\nq1 Q0 a 2 1 t\n")
+    files = [str(tmp_path / "qrels"), str(tmp_path / "run")]
+    for output in ("trec", "json", "csv"):
+        cut = evaluate_cli("-M", depth, "-m", "map", "-m", "bpref", "--format", output, *files)
+        whole = evaluate_cli("-m", "map", "-m", "bpref", "--format", output, *files)
+        if output == "json":  # the options say what was asked (clamped)
+            assert json.loads(cut)["options"]["max_docs"] == 2**63 - 1
+            cut, whole = json.loads(cut)["values"], json.loads(whole)["values"]
+        assert cut == whole
+    dicts = recallbench.evaluate(
+        {"q1": {"a": 1, "b": 0}},
+        {"q1": {"a": 1.0, "b": 2.0}},
+        ["map", "bpref"],
+        max_docs=int(depth),
+    )
+    assert (
+        dicts.means()
+        == recallbench.evaluate(
+            {"q1": {"a": 1, "b": 0}}, {"q1": {"a": 1.0, "b": 2.0}}, ["map", "bpref"]
+        ).means()
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import repeat
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -38,7 +38,7 @@ def _as_qrels(qrels: Any) -> dict[str, dict[str, int]]:
         from pathlib import Path
 
         return read_trec_qrels(Path(qrels))
-    if hasattr(qrels, "qrels") and hasattr(qrels, "documents"):  # a Dataset
+    if _is_dataset(qrels):
         return {q: dict(j) for q, j in qrels.qrels.items()}
     if hasattr(qrels, "columns"):  # a pandas or polars frame
         judged: dict[str, dict[str, int]] = {}
@@ -211,7 +211,7 @@ def _as_rankings(run: Any) -> dict[str, list[str]]:
         from pathlib import Path
 
         return read_trec_rankings(Path(run))[0]
-    if hasattr(run, "results") and hasattr(run, "spec"):  # a Run: the order as returned
+    if _is_run(run):  # the order as returned
         return {r.query_id: [h.doc_id for h in r.hits] for r in run.results if not r.failed}
     if hasattr(run, "columns"):
         return _trec_sorted(
@@ -277,17 +277,38 @@ def _compiled(
     )
 
 
+def _is_dataset(value: Any) -> bool:
+    return hasattr(value, "qrels") and hasattr(value, "documents")
+
+
+def _is_run(value: Any) -> bool:
+    return hasattr(value, "results") and hasattr(value, "spec")
+
+
+def _report_rules(dataset: Any, run: Any, measures: list[Measure]) -> Evaluation:
+    """The run report's evaluation (``recallbench run``, DESIGN §4): every query of the
+    dataset, failed or absent ones scored 0, queries without a relevant judgment left out
+    of the means and counted, relevant at the dataset's threshold."""
+    from recallbench.measures._dataset_eval import evaluate_dataset
+    from recallbench.measures._evaluate import Rules
+
+    rankings = {r.query_id: [h.doc_id for h in r.hits] for r in run.results if not r.failed}
+    rules = Rules(relevance_threshold=dataset.relevance_threshold)
+    return evaluate_dataset(dataset, rankings, measures, rules)
+
+
 def evaluate(
     qrels: Any,
     run: Any,
     measures: Iterable[str | Measure] = ("ndcg@10", "mrr@10", "recall@10", "P@10", "map"),
     *,
-    relevance_level: int = 1,
-    complete: bool = False,
+    rules: Literal["report", "trec"] | None = None,
+    relevance_level: int | None = None,
+    complete: bool | None = None,
     max_docs: int | None = None,
-    judged_only: bool = False,
+    judged_only: bool | None = None,
 ) -> Evaluation:
-    """Evaluate a run against judgments with trec_eval's semantics.
+    """Evaluate a run against judgments.
 
     ``qrels``: a TREC qrels path, a ``Dataset``, ``{query: {doc: grade}}``, or a pandas or
     polars frame with query, document and grade columns. ``run``: a TREC run path, a
@@ -295,7 +316,16 @@ def evaluate(
     document and score columns (ordered by score descending, ties by document id
     descending), or ``{query: [doc, ...]}`` (already ranked). ``measures``: recallbench
     names (``ndcg@10``) or trec_eval names (``ndcg_cut.10``, ``official``).
-    The options are trec_eval's ``-l``, ``-c``, ``-M`` and ``-J``.
+
+    ``rules``: which queries enter the means. ``"report"`` (the default for a ``Dataset``
+    and a ``Run``): the rules of ``recallbench run``'s report, so both give one number:
+    failed or absent queries score 0, queries without a relevant judgment are left out and
+    counted, relevant means grade >= the dataset's threshold. ``"trec"`` (the default for
+    every other input): trec_eval's, with its ``-l``, ``-c``, ``-M`` and ``-J`` as the
+    options (queries without a relevant judgment score 0; without ``-c`` judged queries the
+    run lacks are left out). A frame has no row for a query that returned nothing, so every
+    judged query a run frame lacks is read as an empty ranking (scored 0, never dropped).
+    The returned :class:`Evaluation` names its rules and population in its repr.
 
     >>> result = evaluate({"q": {"a": 1}}, {"q": ["b", "a"]}, ["mrr@10"])
     >>> result.mean("mrr@10")
@@ -305,11 +335,34 @@ def evaluate(
     chosen = [m for m in measures if isinstance(m, Measure)]
     names = [m for m in measures if isinstance(m, str)]
     parsed, _, _ = expand_trec_measures(names)
+    given = {
+        name: value
+        for name, value in (
+            ("relevance_level", relevance_level),
+            ("complete", complete),
+            ("max_docs", max_docs),
+            ("judged_only", judged_only),
+        )
+        if value is not None
+    }
+    if rules is None:
+        rules = "report" if _is_dataset(qrels) and _is_run(run) else "trec"
+    if rules == "report":
+        if not (_is_dataset(qrels) and _is_run(run)):
+            raise ConfigError('rules="report" needs a Dataset and a Run (the run report\'s inputs)')
+        if given:
+            raise ConfigError(
+                f'{", ".join(given)}: trec_eval\'s options; pass rules="trec" with them (on a '
+                "Dataset and a Run the default rules are the run report's)"
+            )
+        return _report_rules(qrels, run, [*chosen, *parsed])
+    if rules != "trec":
+        raise ConfigError(f'rules must be "report" or "trec", got {rules!r}')
     options = TrecOptions(
-        relevance_level=relevance_level,
-        complete=complete,
+        relevance_level=1 if relevance_level is None else relevance_level,
+        complete=bool(complete),
         max_docs=max_docs,
-        judged_only=judged_only,
+        judged_only=bool(judged_only),
     )
     if not chosen:
         compiled = _compiled(qrels, run, names, parsed, options)
@@ -327,4 +380,9 @@ def evaluate(
     if in_form is not None:
         table, missing = in_form
         return evaluate_trec_table(table, [*chosen, *parsed], options, missing)
-    return evaluate_trec(_as_qrels(qrels), _as_rankings(run), [*chosen, *parsed], options)
+    judged = _as_qrels(qrels)
+    rankings: Mapping[str, Sequence[str]] = _as_rankings(run)
+    if hasattr(run, "columns"):  # a query that returned nothing has no rows: not missing
+        nothing: Sequence[str] = ()
+        rankings = {**dict.fromkeys(judged, nothing), **rankings}
+    return evaluate_trec(judged, rankings, [*chosen, *parsed], options)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import os
@@ -108,6 +110,10 @@ def evaluate(
     # is imported (30-40 ms of a 0.15 s evaluation of a small file)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from recallbench.measures._trec_native import evaluate_files_text, text_lines
+    from recallbench.measures._trec_options import MAX_DOCS
+
+    if max_docs is not None:
+        max_docs = min(max_docs, MAX_DOCS)  # as trec_eval's atol saturates
 
     compiled = evaluate_files_text(
         qrels,
@@ -144,10 +150,12 @@ def evaluate(
         from recallbench.measures._trec_output import format_trec
 
         click.echo(format_trec(iter(lines)), nl=False)
-    elif output == "csv":
-        click.echo("measure,query,value")
-        for label, qid, value in lines:
-            click.echo(f"{label},{json.dumps(qid) if ',' in qid else qid},{value}")
+    elif output == "csv":  # RFC 4180: quoted where needed, quotes doubled, CRLF lines
+        table = io.StringIO(newline="")
+        writer = csv.writer(table)
+        writer.writerow(("measure", "query", "value"))
+        writer.writerows(lines)
+        click.echo(table.getvalue(), nl=False)
     else:
         document: dict[str, dict[str, str | float | None]] = {}
         for label, qid, value in lines:

@@ -107,6 +107,34 @@ class Evaluation:
         """Aggregates of the numeric measures (textual ones have none)."""
         return {name: self.mean(name) for name in self.values if name not in self.texts}
 
+    def __repr__(self) -> str:
+        """The means with the number of queries each takes, and the rules that chose them:
+        a mean is never shown without its population."""
+        shown = []
+        for name in self.values:
+            if name in self.texts:
+                continue
+            count = int(self.population(name).sum()) if name not in self.aggregates else None
+            value = self.mean(name)
+            shown.append(f"{name}={value:.4f}" + (f" (n={count})" if count is not None else ""))
+        left = []
+        if no_relevant := int((self.no_relevant & ~self.included).sum()):
+            left.append(f"{no_relevant} without a relevant judgment")
+        if missing := int((self.missing & ~self.included).sum()):
+            left.append(f"{missing} missing from the run")
+        population = f"{int(self.included.sum())} of {len(self.query_ids)} queries in the means"
+        if left:
+            population += f" (left out: {', '.join(left)})"
+        rules = self.rules
+        missing_rule = "score 0" if rules.missing == "zero" else "left out"
+        said = (
+            f"rules: missing or failed queries {missing_rule}"
+            f", queries without a relevant judgment "
+            f"{'left out' if rules.no_relevant == 'exclude' else 'score 0'}"
+            f", relevant at grade >= {rules.relevance_threshold}"
+        )
+        return f"Evaluation({', '.join(shown)}; {population}; {said})"
+
     @property
     def included_ids(self) -> list[str]:
         return [qid for qid, chosen in zip(self.query_ids, self.included, strict=True) if chosen]

@@ -7,6 +7,10 @@ from dataclasses import dataclass
 
 from recallbench.measures._evaluate import Rules
 
+MAX_DOCS = (1 << 63) - 1
+"""``-M`` above this is read as this: trec_eval reads it with ``atol``, which saturates at
+``LONG_MAX``; no ranking is that long, so every such value means "no cut"."""
+
 
 @dataclass(frozen=True)
 class TrecOptions:
@@ -20,6 +24,10 @@ class TrecOptions:
     """``-M``: only the first N documents of each ranking count."""
     judged_only: bool = False
     """``-J``: unjudged documents are removed from each ranking before anything else."""
+
+    def __post_init__(self) -> None:
+        if self.max_docs is not None and self.max_docs > MAX_DOCS:
+            object.__setattr__(self, "max_docs", MAX_DOCS)  # frozen: set once, here
 
     @property
     def rules(self) -> Rules:
