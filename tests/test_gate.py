@@ -283,10 +283,23 @@ def test_strict_fails_without_a_baseline(bundled_report: Report, tmp_path: Path)
     assert "no accepted run of builtin-lexical" in out
     code, out = _gate(str(report), "--config", str(config), "--store", url, "--strict")
     assert code == 1 and "failed by --strict" in out
-    code, out = _gate(
-        str(report), "--config", str(config), "--baseline", str(tmp_path / "nope.json"), "--strict"
+    # a baseline file the config names that does not exist yet: a warning (failed by --strict)
+    named = _config(
+        tmp_path, '[gates]\nbaseline = "nope.json"\n[gates.measures."mrr@10"]\nmin = 0.1\n'
     )
+    code, out = _gate(str(report), "--config", str(named), "--strict")
     assert code == 1 and "does not exist" in out
+
+
+def test_a_missing_baseline_file_on_the_command_line_is_bad_input(
+    bundled_report: Report, tmp_path: Path
+) -> None:
+    """Issue 28 item 9: it only warned and exited 0, even on a 54.5% drop."""
+    worse = _write(tmp_path / "report.json", _scaled(bundled_report, "ndcg@10", 0.455))
+    missing = tmp_path / "nope.json"
+    code, out = _gate(str(worse), "--baseline", str(missing), "--store", _store_url(tmp_path))
+    assert code == 2, out
+    assert f"--baseline {missing}: no such file" in out
 
 
 def test_accept_then_the_next_gate_uses_it(bundled_report: Report, tmp_path: Path) -> None:
@@ -295,6 +308,12 @@ def test_accept_then_the_next_gate_uses_it(bundled_report: Report, tmp_path: Pat
     code, out = _gate(str(first), "--store", url, "--accept")
     assert code == 0, out
     assert "accepted run #1" in out
+    assert "later runs of builtin-lexical on agent-memory-sample are gated against it" in out
+    # issue 28 item 10: gating the accepted report again said "no accepted run ... accept one"
+    code, out = _gate(str(first), "--store", url)
+    assert code == 0, out
+    assert "no accepted run" not in out and "accept one" not in out
+    assert "is this report itself (run #1)" in out
     worse = _write(tmp_path / "b" / "report.json", _scaled(bundled_report, "ndcg@10", 0.7, 3))
     code, out = _gate(str(worse), "--store", url)
     assert code == 1, out

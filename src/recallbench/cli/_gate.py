@@ -66,7 +66,8 @@ With $GITHUB_STEP_SUMMARY set, the Markdown verdict is appended to the job summa
     "--baseline",
     "baseline_spec",
     metavar="FILE|auto|none",
-    help="Baseline file, `auto` (rolling mean of accepted runs in the store) or `none`. "
+    help="Baseline file (an error when missing), `auto` (rolling mean of accepted runs in "
+    "the store) or `none`. "
     "Default: the config's gates.baseline, else auto.",
 )
 @store_option
@@ -203,6 +204,7 @@ def _baseline(
     report: Report, loaded: LoadedConfig, spec: str | None, store_url: str | None
 ) -> tuple[Baseline | None, bool, str | None]:
     """(baseline, whether one was wanted, why there is none)."""
+    baseline_spec_given = spec
     if spec == "none":
         return None, False, None
     configured = baseline_path(loaded)
@@ -211,6 +213,12 @@ def _baseline(
     if spec is not None and spec != "auto":
         path = Path(spec)
         if not path.exists():
+            if spec == baseline_spec_given:
+                # named on the command line: a typo must not turn the gate off
+                raise ConfigError(
+                    f"--baseline {path}: no such file (write one with `recallbench baseline "
+                    "accept REPORT --out FILE`, or give `auto` or `none`)"
+                )
             return (
                 None,
                 True,
@@ -223,6 +231,15 @@ def _baseline(
     with open_store(store_url) as store:
         found = rolling_baseline(store, report, window)
         where = store.url
+        itself = stored_run(store, report) if found is None else None
+    if found is None and itself is not None and itself.accepted:
+        return (
+            None,
+            True,
+            f"the only accepted run of {report.system.system} on {report.dataset.name} in "
+            f"{where} is this report itself (run #{itself.id}): a run is not gated against "
+            "itself; it is the baseline of the runs that come after it",
+        )
     if found is None:
         return (
             None,
@@ -251,7 +268,11 @@ def _accept(report: Report, store_url: str | None, console: Console) -> None:
     with open_store(store_url) as store:
         stored = stored_run(store, report) or store.record(report)
         store.accept(stored.id)
-        console.print(f"accepted run #{stored.id} in {store.url}", highlight=False)
+        console.print(
+            f"accepted run #{stored.id} in {store.url}: later runs of {report.system.system} "
+            f"on {report.dataset.name} are gated against it",
+            highlight=False,
+        )
 
 
 @click.group()
