@@ -19,6 +19,7 @@ MIGRATIONS = [
     (6, "m006_pairwise_preferences"),
     (7, "m007_shadow_errors"),
     (8, "m008_shadow_tests"),
+    (9, "m009_store_marker"),
 ]
 
 # ---------------------------------------------------------------- SQLite
@@ -244,6 +245,11 @@ SQLITE_COLUMNS = {
         ("recorded_at", "DATETIME", 1, None, 0),
         ("source", "TEXT", 1, None, 0),
     ],
+    "recallbench_store": [
+        ("id", "INTEGER", 1, None, 1),
+        ("recallbench_version", "TEXT", 1, None, 0),
+        ("marked_at", "DATETIME", 1, None, 0),
+    ],
 }
 
 SQLITE_INDEXES = {
@@ -295,6 +301,7 @@ SQLITE_INDEXES = {
     "session_outcomes": {
         "ix_session_outcomes_session": (0, "c", ["workspace_id", "session_id"]),
     },
+    "recallbench_store": {},
 }
 
 RUN_FK = [("eval_runs", "run_id", "id", "NO ACTION", "CASCADE")]
@@ -316,6 +323,7 @@ SQLITE_FOREIGN_KEYS = {
     "shadow_decisions": [("shadow_tests", "test_id", "id", "NO ACTION", "CASCADE")],
     "feature_flags": [],
     "session_outcomes": [],
+    "recallbench_store": [],
 }
 
 SQLITE_CHECKS = {
@@ -333,6 +341,8 @@ SQLITE_CHECKS = {
     "ck_feature_flags_percent": "percent >= 0 AND percent <= 100",
     "ck_session_outcomes_source": "source IN ('sdk', 'proxy')",
     "ck_session_outcomes_value": "outcome IS NOT NULL OR success IS NOT NULL",
+    # m009
+    "ck_recallbench_store_one_row": "id = 1",
 }
 
 SQLITE_STORAGE = {
@@ -354,6 +364,7 @@ SQLITE_STORAGE = {
     "shadow_decisions": "rowid",
     "feature_flags": "rowid",
     "session_outcomes": "rowid",
+    "recallbench_store": "rowid",
 }
 
 
@@ -630,6 +641,11 @@ POSTGRES_COLUMNS = {
         ("recorded_at", TS, "NO", None),
         ("source", "text", "NO", None),
     ],
+    "recallbench_store": [
+        ("id", "integer", "NO", None),
+        ("recallbench_version", "text", "NO", None),
+        ("marked_at", TS, "NO", None),
+    ],
 }
 
 
@@ -737,6 +753,9 @@ POSTGRES_INDEXES = {
             "ix_session_outcomes_session", "session_outcomes", "workspace_id, session_id"
         ),
     },
+    "recallbench_store": {
+        "recallbench_store_pkey": _btree("recallbench_store_pkey", "recallbench_store", "id", True)
+    },
 }
 
 RUN_FK_PG = "FOREIGN KEY (run_id) REFERENCES eval_runs(id) ON DELETE CASCADE"
@@ -838,6 +857,10 @@ POSTGRES_CONSTRAINTS = {
             "c",
             "CHECK (((outcome IS NOT NULL) OR (success IS NOT NULL)))",
         ),
+    },
+    "recallbench_store": {
+        "recallbench_store_pkey": ("p", "PRIMARY KEY (id)"),
+        "ck_recallbench_store_one_row": ("c", "CHECK ((id = 1))"),
     },
 }
 

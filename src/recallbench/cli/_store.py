@@ -1,4 +1,5 @@
-"""`recallbench store`: maintenance of the history store (retention of online telemetry)."""
+"""`recallbench store`: making a database a history store, and its maintenance (retention
+of online telemetry)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,43 @@ TABLES = {
 @click.group()
 def store() -> None:
     """Maintain the history store (SQLite or PostgreSQL)."""
+
+
+@store.command(
+    epilog="""\b
+Examples:
+  recallbench store init                                      # the default store
+  recallbench store init --store sqlite:///shared/app.db      # beside app.db's own tables
+  recallbench store init --store postgresql://rb@db.internal/recallbench
+"""
+)
+@store_option
+@reports_errors
+def init(store_url: str | None) -> None:
+    """Make a database a history store, or bring a store up to date.
+
+    Every command creates a new store by itself in a new file or an empty database, and
+    refuses a database that holds tables of its own and no recallbench marker (a mistyped
+    --store must not fill an application's database). Run this to add recallbench's tables
+    to such a database on purpose; a name already taken there is refused.
+    """
+    from recallbench.store import init_store
+
+    done = init_store(store_url)
+    url = done.store.url
+    others = done.found.others
+    if done.found.kind == "empty":
+        said = f"{url}: created a recallbench store ({len(done.applied)} migrations)"
+    elif done.found.kind == "foreign":
+        said = (
+            f"{url}: added recallbench's tables beside the database's "
+            f"{len(others)} of its own ({len(done.applied)} migrations)"
+        )
+    elif done.applied:
+        said = f"{url}: recallbench store brought up to date ({', '.join(done.applied)})"
+    else:
+        said = f"{url}: already a recallbench store, up to date"
+    make_console().print(said, highlight=False, markup=False, soft_wrap=True)
 
 
 @store.command(

@@ -14,8 +14,9 @@ from recallbench._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from recallbench.store._engine import default_store_url
+    from recallbench.store._identity import NotAStoreError
     from recallbench.store._model import StoredRun
-    from recallbench.store._store import Store, check_store, open_store
+    from recallbench.store._store import Store, StoreInit, check_store, init_store, open_store
     from recallbench.store._telemetry import (
         FEEDBACK_KINDS,
         JUDGMENT_SOURCES,
@@ -36,17 +37,20 @@ __all__ = [
     "FeatureFlag",
     "FeedbackEvent",
     "Judgment",
+    "NotAStoreError",
     "QueryLogEntry",
     "SessionOutcome",
     "ShadowDecision",
     "ShadowTest",
     "Store",
+    "StoreInit",
     "StoredRun",
     "check_store",
     "default_store_url",
+    "init_store",
     "open_store",
 ]
 
 __getattr__ = lazy_exports(
-    __name__, ("_engine", "_model", "_store", "_telemetry", "_telemetry_rows"), __all__
+    __name__, ("_engine", "_identity", "_model", "_store", "_telemetry", "_telemetry_rows"), __all__
 )

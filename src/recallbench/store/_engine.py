@@ -30,6 +30,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import URL, ExceptionContext, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+from sqlalchemy.pool import NullPool
 
 from recallbench.core._errors import ConfigError
 from recallbench.core._home import data_home
@@ -110,8 +111,10 @@ def parse_store_url(url: str) -> URL:
     return parsed
 
 
-def create_store_engine(url: str) -> Engine:
-    """An engine for ``url``; for a SQLite file, its folder is created first.
+def create_store_engine(url: str, probe: bool = False) -> Engine:
+    """An engine for ``url``; for a SQLite file, its folder is created first. A ``probe``
+    engine keeps no pooled connection and, on SQLite, changes nothing on connecting (no WAL
+    switch): it only looks at a database that may not be a store (``_identity``).
 
     Raises ConfigError for a malformed URL, an unknown database kind or a missing driver;
     an unreachable database shows up at the first connection (see ``open_store``)."""
@@ -124,6 +127,8 @@ def create_store_engine(url: str) -> Engine:
         _create_file(parsed, shown)
     elif parsed.drivername in _LIBPQ_DRIVERS and "connect_timeout" not in parsed.query:
         options["connect_args"] = {"connect_timeout": CONNECT_TIMEOUT_S}
+    if probe:
+        options["poolclass"] = NullPool
     try:
         # errors never quote the statement's parameters: agents' queries and memories
         engine = create_engine(parsed, hide_parameters=True, **options)
@@ -141,7 +146,7 @@ def create_store_engine(url: str) -> Engine:
         raise ConfigError(
             f"history store {shown!r}: the database driver is not installed ({error}); {hint}"
         ) from None
-    if engine.dialect.name == "sqlite":
+    if engine.dialect.name == "sqlite" and not probe:
         _configure_sqlite(engine)
     _name_store_in_errors(engine, shown)
     return engine

@@ -16,7 +16,7 @@ or projects' data; ``eval_`` tables hold evaluation results (the history the gat
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 
 from sqlalchemy import (
     BigInteger,
@@ -491,6 +491,34 @@ def m008_shadow_tests(connection: Connection) -> None:
     metadata.create_all(connection)
 
 
+MARKER_TABLE = "recallbench_store"
+"""The table whose presence says "this database is a recallbench store" (see ``_identity``)."""
+
+
+def m009_store_marker(connection: Connection) -> None:
+    """The store's marker: ``recallbench_store``, one row (id 1) naming the recallbench
+    version that marked the database and when. A database holding tables but no marker is
+    not opened as a store (``_identity``), so that a mistyped ``--store`` never migrates an
+    application's database; stores made before this migration are recognised by their
+    ``schema_migrations`` and marked here. A table instead of SQLite's ``application_id``:
+    one marker for SQLite and PostgreSQL alike."""
+    from recallbench._version import __version__
+
+    metadata = MetaData()
+    table = Table(
+        MARKER_TABLE,
+        metadata,
+        Column("id", Integer, primary_key=True, autoincrement=False),
+        Column("recallbench_version", Text, nullable=False),
+        Column("marked_at", DateTime(timezone=True), nullable=False),
+        CheckConstraint("id = 1", name="ck_recallbench_store_one_row"),
+    )
+    metadata.create_all(connection)
+    connection.execute(
+        table.insert().values(id=1, recallbench_version=__version__, marked_at=datetime.now(UTC))
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_history,
     m002_telemetry,
@@ -500,5 +528,6 @@ MIGRATIONS: list[Migration] = [
     m006_pairwise_preferences,
     m007_shadow_errors,
     m008_shadow_tests,
+    m009_store_marker,
 ]
 """In order; append only."""

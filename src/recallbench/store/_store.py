@@ -8,6 +8,7 @@ and PostgreSQL; the online telemetry (query log, feedback, judgments) comes from
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -22,6 +23,7 @@ from recallbench.store._engine import (
     display_url,
     transaction,
 )
+from recallbench.store._identity import Found, identify, refuse_foreign
 from recallbench.store._migrate import migrate
 from recallbench.store._model import StoredRun
 from recallbench.store._rows import (
@@ -45,21 +47,56 @@ _HEX = frozenset("0123456789abcdef")
 
 def open_store(url: str | None = None, workspace: str = "default") -> Store:
     """Open (creating and migrating when needed) the store at ``url``, default
-    :func:`default_store_url`. ConfigError when the URL is bad or the database unusable."""
+    :func:`default_store_url`. ConfigError when the URL is bad or the database unusable;
+    NotAStoreError, with nothing written, when the database holds tables of its own and is
+    not a recallbench store (see ``_identity``; :func:`init_store` adds a store to it)."""
+    return _open(url, workspace, init=False).store
+
+
+def init_store(url: str | None = None) -> StoreInit:
+    """Make the database at ``url`` a store (``recallbench store init``): as
+    :func:`open_store`, but a database holding other tables gets recallbench's beside them,
+    unless one of their names is taken (NotAStoreError). Says what it found and did."""
+    opened = _open(url, "default", init=True)
+    opened.store.close()
+    return opened
+
+
+@dataclass(frozen=True)
+class StoreInit:
+    """A store opened: what the database held before and the migrations applied."""
+
+    store: Store
+    found: Found
+    applied: list[str]
+
+
+def _open(url: str | None, workspace: str, init: bool) -> StoreInit:
     url = url or default_store_url()
     if not workspace:
         raise ConfigError("the history store's workspace must not be empty")
-    engine = create_store_engine(url)
+    shown = display_url(url)
+    engine: Engine | None = None
     try:
-        migrate(engine)
+        probe = create_store_engine(url, probe=True)
+        try:
+            with transaction(probe) as connection:
+                found = identify(connection)
+        finally:
+            probe.dispose()
+        refuse_foreign(found, shown, init)
+        engine = create_store_engine(url)
+        applied = migrate(engine)
     except (SQLAlchemyError, OSError) as error:
-        engine.dispose()
+        if engine is not None:
+            engine.dispose()
         reason = getattr(error, "orig", None) or error
-        raise ConfigError(f"cannot open the history store {display_url(url)}: {reason}") from None
+        raise ConfigError(f"cannot open the history store {shown}: {reason}") from None
     except BaseException:
-        engine.dispose()
+        if engine is not None:
+            engine.dispose()
         raise
-    return Store(engine, display_url(url), workspace)
+    return StoreInit(Store(engine, shown, workspace), found, applied)
 
 
 def check_store(url: str | None = None, workspace: str = "default") -> str:
