@@ -170,3 +170,99 @@ def test_harvest_cli_then_run(tmp_path: Path) -> None:
     )
     assert bad.exit_code == 2 and "not an ISO date" in bad.output
     assert not (tmp_path / "x.json").exists()
+
+
+# ---------------------------------------------------------------- texts withheld (issue 28, 26)
+
+
+def _withheld(entry: QueryLogEntry) -> QueryLogEntry:
+    """``entry`` as a store holds it when logged with --no-texts / store_texts=False."""
+    from dataclasses import replace
+
+    from recallbench.telemetry._privacy import TextPolicy
+
+    policy = TextPolicy(store_texts=False)
+    return replace(entry, text=policy.query(entry.text), texts=policy.texts(entry.texts))
+
+
+def test_queries_with_texts_withheld_are_counted_apart_from_no_evidence() -> None:
+    from recallbench.online._harvest import nothing_harvested
+
+    dataset, stats = harvest([_withheld(e) for e in ENTRIES], FEEDBACK, [])
+    assert dataset.queries == () and stats.without_evidence == 0
+    assert (stats.logged, stats.unique, stats.withheld, stats.sampled) == (5, 4, 4, 0)
+    assert stats.withheld_feedback == len(FEEDBACK)
+    said = nothing_harvested(stats, "the store")
+    assert "all 4 unique queries were logged with their texts withheld" in said
+    assert "--no-texts" in said and "8 feedback events stay in the store" in said
+    assert "evidence" not in said  # they had evidence: what they lack is texts
+
+
+def test_queries_logged_with_texts_are_still_harvested_beside_withheld_ones() -> None:
+    entries = [*ENTRIES[:3], *(_withheld(e) for e in ENTRIES[3:])]
+    dataset, stats = harvest(entries, FEEDBACK, [], sample_per_intent=5)
+    assert [q.text for q in dataset.queries] == [
+        "Why no migrations on Friday?",
+        "webhook retry policy",
+    ]
+    assert (stats.unique, stats.withheld, stats.sampled, stats.without_evidence) == (4, 2, 2, 0)
+    assert dataset.metadata["harvest"]["left_out_texts_withheld"] == 2  # type: ignore[index]
+
+
+def _log_with_the_sdk(url: str, store_texts: bool) -> None:
+    """Two searches with reads and validations, through the real logger."""
+    from recallbench.telemetry import TelemetryLogger
+
+    with TelemetryLogger(url, store_texts=store_texts) as log:
+        for text, results in (("Why no migrations on Friday?", ["m1", "m3"]), ("webhooks", ["m2"])):
+            qid = log.log_search(text, [{"id": d, "text": TEXTS[d]} for d in results])
+            log.log_feedback(qid, "read_after_search", doc_id=results[0], rank=1)
+            log.log_validation(qid, results[0], True)
+
+
+def test_harvest_of_a_log_without_texts_says_so_and_writes_nothing(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'telemetry.db'}"
+    _log_with_the_sdk(url, store_texts=False)
+    out = tmp_path / "golden.json"
+    result = CliRunner().invoke(
+        main, ["harvest", "--store", url, "--out", str(out), "--mark-golden"]
+    )
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert "all 2 unique queries were logged with their texts withheld" in said
+    assert "drop --no-texts" in said and "Nothing written to" in said
+    assert "without evidence" not in said and "Traceback" not in said
+    assert not out.exists()
+    from recallbench.store import open_store
+
+    with open_store(url) as store:
+        assert not any(entry.golden for entry in store.query_log())
+    _log_with_the_sdk(url, store_texts=True)  # what can still be harvested: logged with texts
+    result = CliRunner().invoke(main, ["harvest", "--store", url, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "2 with evidence of a useful memory" in said
+    assert "2 with their texts withheld, left out" in said
+    assert len(json.loads(out.read_text())["queries"]) == 2
+
+
+def test_harvest_that_finds_nothing_writes_no_empty_dataset(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'telemetry.db'}"
+    _log_into(url)
+    out = tmp_path / "golden.json"
+    late = CliRunner().invoke(
+        main, ["harvest", "--store", url, "--out", str(out), "--since", "2030-01-01"]
+    )
+    assert late.exit_code == 2 and "no logged queries in" in late.output
+    assert "since 2030-01-01" in late.output
+    from recallbench.store import open_store
+
+    with open_store(url) as store:
+        store.log(queries=[_entry("z1", "a question nobody read", ["m4"], 90)])
+    unread = CliRunner().invoke(
+        main, ["harvest", "--store", url, "--out", str(out), "--since", "2026-11-20T10:00:00"]
+    )
+    assert unread.exit_code == 2, unread.output
+    said = " ".join(unread.output.split())
+    assert "the one sampled query was without evidence of a useful memory" in said
+    assert not out.exists()

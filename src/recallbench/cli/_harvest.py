@@ -64,8 +64,8 @@ def harvest(
     `recallbench run --dataset FILE`.
     """
     from recallbench.datasets._json_v1 import dump_json_dataset
+    from recallbench.online._harvest import NothingHarvestedError, nothing_harvested, since_date
     from recallbench.online._harvest import harvest as make_dataset
-    from recallbench.online._harvest import since_date
     from recallbench.store import open_store
 
     start, end = since_date(since), since_date(until)
@@ -81,6 +81,14 @@ def harvest(
             seed=seed,
             metadata={"store": store.url, "workspace": workspace, "since": since, "until": until},
         )
+        if not dataset.queries:
+            dates = "".join(
+                f", {flag} {value}" for flag, value in (("since", since), ("until", until)) if value
+            )
+            where = f"{store.url} (workspace {workspace!r}{dates})"
+            raise NothingHarvestedError(
+                f"{nothing_harvested(stats, where)}. Nothing written to {out_path}"
+            )
         atomic_write_text(out_path, dump_json_dataset(dataset))
         if mark_golden:
             store.set_golden(stats.logged_ids)
@@ -88,7 +96,9 @@ def harvest(
     console.print(
         f"{stats.logged} logged queries, {stats.unique} unique, {stats.sampled} sampled; "
         f"{len(dataset.queries)} with evidence of a useful memory "
-        f"({stats.without_evidence} without, left out); {len(dataset.documents)} memories, "
+        f"({stats.without_evidence} without, left out)"
+        + (f"; {stats.withheld} with their texts withheld, left out" if stats.withheld else "")
+        + f"; {len(dataset.documents)} memories, "
         f"{sum(len(j) for j in dataset.qrels.values())} judgments",
         highlight=False,
     )

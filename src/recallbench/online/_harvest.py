@@ -21,6 +21,12 @@ Rules, in order:
 
 Every judgment's provenance (source and the events behind it) is kept in the query's
 ``metadata.provenance``.
+
+A query logged with its texts withheld (the proxy's ``--no-texts``, the SDK's
+``store_texts=False``) is stored as a fingerprint, with no memory texts: there is nothing
+to ask a system under test, so it is left out before sampling and counted apart from the
+queries without evidence. A harvest that yields no query writes nothing and says why
+(:func:`nothing_harvested`).
 """
 
 from __future__ import annotations
@@ -38,6 +44,15 @@ from recallbench.store._telemetry import FeedbackEvent, Judgment, QueryLogEntry
 RELEVANCE_THRESHOLD = 2
 UNKNOWN_INTENT = "unknown"
 _WORDS = re.compile(r"\w+")
+WITHHELD = re.compile(r"\[withheld sha256:([0-9a-f]+) \d+ chars\]")
+"""A query stored with its texts withheld (``recallbench.telemetry._privacy.withheld``):
+the fingerprint of its normalised words, then its length. Such queries pool by the
+fingerprint alone, as the words of queries with texts do."""
+
+
+class NothingHarvestedError(ConfigError):
+    """No logged query could become a harvested query; nothing was written."""
+
 
 GRADE_RULES = {
     "manual": "a manual judgment in the store, as given",
@@ -75,12 +90,17 @@ class HarvestStats:
     documents_without_text: int
     logged_ids: tuple[str, ...] = ()
     """The logged query ids behind the harvested queries (to mark them golden)."""
+    withheld: int = 0
+    """Unique queries logged with their texts withheld, left out before sampling."""
+    withheld_feedback: int = 0
+    """Feedback events about those queries (still in the store, unused here)."""
 
 
 def _pool(entries: Sequence[QueryLogEntry]) -> list[_Pooled]:
     pooled: dict[str, _Pooled] = {}
     for entry in sorted(entries, key=lambda e: (e.created_at, e.query_id)):
-        key = normalise(entry.text)
+        withheld = WITHHELD.fullmatch(entry.text)
+        key = f"[{withheld.group(1)}]" if withheld else normalise(entry.text)  # never a word
         if not key:
             continue
         item = pooled.setdefault(key, _Pooled(entry))
@@ -134,7 +154,10 @@ def harvest(
     if sample_per_intent is not None and sample_per_intent < 1:
         raise ConfigError(f"--sample-per-intent must be at least 1, got {sample_per_intent}")
     pooled = _pool(entries)
-    of_query = {qid: item for item in pooled for qid in item.query_ids}
+    withheld = [item for item in pooled if WITHHELD.fullmatch(item.entry.text)]
+    hidden = {qid for item in withheld for qid in item.query_ids}
+    pooled_with_texts = [item for item in pooled if item not in withheld]
+    of_query = {qid: item for item in pooled_with_texts for qid in item.query_ids}
     for event in feedback:
         item = of_query.get(event.query_id)
         if item is not None and event.doc_id is not None:
@@ -144,7 +167,7 @@ def harvest(
         item = of_query.get(judgment.query_id)
         if item is not None and judgment.source == "manual":
             manual[(id(item), judgment.doc_id)] = judgment.grade
-    chosen = _sample(pooled, sample_per_intent, seed)
+    chosen = _sample(pooled_with_texts, sample_per_intent, seed)
     queries: list[Query] = []
     qrels: dict[str, dict[str, int]] = {}
     texts: dict[str, str] = {}
@@ -191,6 +214,8 @@ def harvest(
         without_evidence=without_evidence,
         documents_without_text=len(missing_text - used),
         logged_ids=tuple(harvested_ids),
+        withheld=len(withheld),
+        withheld_feedback=sum(event.query_id in hidden for event in feedback),
     )
     dataset = Dataset(
         name=name,
@@ -206,6 +231,7 @@ def harvest(
                 "unique_queries": stats.unique,
                 "sampled": stats.sampled,
                 "left_out_without_evidence": stats.without_evidence,
+                "left_out_texts_withheld": stats.withheld,
                 "memories_without_text": stats.documents_without_text,
             }
         },
@@ -214,6 +240,44 @@ def harvest(
         qrels=qrels,
     )
     return dataset, stats
+
+
+def nothing_harvested(stats: HarvestStats, where: str) -> str:
+    """Why a harvest from ``where`` (the store and workspace) yielded no query, and what
+    would yield one."""
+    if stats.logged == 0:
+        return f"no logged queries in {where}: nothing to harvest"
+    parts = []
+    if stats.withheld:
+        parts.append(
+            f"{_of(stats.withheld, stats.unique)} logged with their texts withheld "
+            "(the proxy's --no-texts or the SDK's store_texts=False: a fingerprint in place "
+            "of the query, no memory texts), and a dataset needs both to ask a system under "
+            f"test; their {stats.withheld_feedback} feedback events stay in the store "
+            "(`recallbench serve` shows them by query and memory id)"
+        )
+    if stats.without_evidence:
+        parts.append(
+            f"{_of(stats.without_evidence, stats.sampled, 'sampled')} without evidence of "
+            "a useful memory whose text was logged (read after search, referenced or "
+            "validated useful)"
+        )
+    said = "; ".join(parts)
+    hint = (
+        "To harvest, log with texts: drop --no-texts (or store_texts=False); "
+        "--redact PATTERN hides only the matches"
+        if stats.withheld
+        else "Harvest again once agents have read or validated what they were shown"
+    )
+    return f"no query could be harvested from {where}: {said}. {hint}"
+
+
+def _of(count: int, total: int, kind: str = "unique") -> str:
+    """``count`` of ``total`` queries, as the subject of a sentence (with its verb)."""
+    noun = "query" if total == 1 else "queries"
+    if count == total:
+        return f"all {total} {kind} {noun} were" if total > 1 else f"the one {kind} {noun} was"
+    return f"{count} of {total} {kind} {noun} {'was' if count == 1 else 'were'}"
 
 
 def since_date(text: str | None) -> datetime | None:
