@@ -16,6 +16,9 @@ from recallbench.cli._shadow import flags, shadow
 from recallbench.store import FeedbackEvent, open_store
 from test_shadow_decide import stream
 
+CONTROL, TREATMENT, OTHER = "server-memory", "agentrecall", "basic-memory"
+"""Shipped profiles: a test names profiles the proxy can run."""
+
 
 def invoke(group: Any, *args: str) -> Result:
     # wide enough for the tables: the assertions read cells that a narrow terminal cuts
@@ -28,9 +31,9 @@ def started(url: str, name: str = "t", *extra: str) -> Result:
         "start",
         name,
         "--control",
-        "A",
+        CONTROL,
         "--treatment",
-        "B",
+        TREATMENT,
         "--min-queries",
         "50",
         "--store",
@@ -56,8 +59,8 @@ def fill(url: str, effect: float, n: int = 400, seed: int = 1) -> None:
                 {
                     **row,
                     "created_at": when,
-                    "control": "A",
-                    "treatment": "B",
+                    "control": CONTROL,
+                    "treatment": TREATMENT,
                     "session_id": f"s{at % 8}",
                 }
             )
@@ -70,7 +73,7 @@ def fill(url: str, effect: float, n: int = 400, seed: int = 1) -> None:
 
 def test_a_test_graduates_when_its_rule_says_so(db_url: str) -> None:
     out = started(db_url, "t", "--guardrail", "latency_p95:+30%").output
-    assert "started shadow test t: A (control) vs B (treatment) on rr" in out
+    assert f"started shadow test t: {CONTROL} (control) vs {TREATMENT} (treatment) on rr" in out
     assert "latency_p95 +30%" in out
     fill(db_url, effect=0.5)
     table = invoke(shadow, "status", "t", "--store", db_url)
@@ -81,11 +84,16 @@ def test_a_test_graduates_when_its_rule_says_so(db_url: str) -> None:
     assert data["now"]["pvalue"] <= 0.05 and data["now"]["interval"][0] > 0
     assert data["rule"]["guardrails"]["latency_p95"] == {"kind": "relative", "margin": 0.3}
     done = invoke(shadow, "graduate", "t", "--store", db_url, "--actor", "bob")
-    assert done.exit_code == 0 and "flag t = B for 100%" in done.output
+    assert done.exit_code == 0 and f"flag t = {TREATMENT} for 100%" in done.output
     with open_store(db_url) as store:
         [flag] = store.flags()
         test = store.shadow_test("t")
-    assert (flag.name, flag.variant, flag.percent, flag.fallback) == ("t", "B", 100.0, "A")
+    assert (flag.name, flag.variant, flag.percent, flag.fallback) == (
+        "t",
+        TREATMENT,
+        100.0,
+        CONTROL,
+    )
     assert test is not None and test.status == "graduated"
     log = json.loads(invoke(shadow, "history", "t", "--store", db_url, "--format", "json").output)
     assert [(d["decision"], d["actor"]) for d in log] == [("start", "ann"), ("graduate", "bob")]
@@ -119,7 +127,7 @@ def test_stop_and_rollback(db_url: str) -> None:
     assert again.exit_code == 2 and "stopped, not running" in again.output
     assert "Traceback" not in again.output
     back = invoke(shadow, "rollback", "t", "--force", "--store", db_url)
-    assert back.exit_code == 0 and "flag memory = A for 100%" in back.output
+    assert back.exit_code == 0 and f"flag memory = {CONTROL} for 100%" in back.output
     overview = invoke(shadow, "status", "--store", db_url)
     assert "rolled_back" in overview.output
 
@@ -143,7 +151,7 @@ def test_status_shows_session_outcomes_per_system(db_url: str) -> None:
     assert "session outcomes per system" in table.output
     data = json.loads(invoke(shadow, "status", "t", "--store", db_url, "--format", "json").output)
     [group] = data["sessions"]
-    assert (group["variant"], group["sessions"], group["with_outcome"]) == ("A", 4, 2)
+    assert (group["variant"], group["sessions"], group["with_outcome"]) == (CONTROL, 4, 2)
     assert group["success_rate"] == 0.5
 
 
@@ -154,15 +162,30 @@ def test_status_shows_session_outcomes_per_system(db_url: str) -> None:
         (["history", "nope"], "no shadow test named 'nope'"),
         (["graduate", "nope"], "no shadow test named 'nope'"),
         (
-            ["start", "u", "--control", "A", "--treatment", "B", "--measure", "mrr"],
+            ["start", "u", "--control", CONTROL, "--treatment", TREATMENT, "--measure", "mrr"],
             "unknown shadow measure 'mrr'",
         ),
         (
-            ["start", "u", "--control", "A", "--treatment", "B", "--guardrail", "speed:+5%"],
+            [
+                "start",
+                "u",
+                "--control",
+                CONTROL,
+                "--treatment",
+                TREATMENT,
+                "--guardrail",
+                "speed:+5%",
+            ],
             "unknown guardrail 'speed'",
         ),
-        (["start", "u", "--control", "A", "--treatment", "A"], "control and treatment are both"),
-        (["start", "t", "--control", "A", "--treatment", "C"], "named 't' exists already"),
+        (
+            ["start", "u", "--control", CONTROL, "--treatment", CONTROL],
+            "control and treatment are both",
+        ),
+        (
+            ["start", "t", "--control", CONTROL, "--treatment", OTHER],
+            "named 't' exists already",
+        ),
     ],
 )
 def test_bad_input_exits_2_with_a_message(args: list[str], message: str, tmp_path: Any) -> None:
@@ -188,3 +211,65 @@ def test_flags_set_and_list(db_url: str) -> None:
     assert "memory" in invoke(flags, "list", "--store", db_url).output
     bad = invoke(flags, "set", "memory", "B", "--percent", "120", "--store", db_url)
     assert bad.exit_code == 2 and "120" in bad.output
+
+
+# ---------------------------------------------------------------- profile names (issue 28, 27)
+
+
+def test_unknown_profiles_are_refused_naming_them_and_the_known_ones(tmp_path: Any) -> None:
+    url = f"sqlite:///{tmp_path}/store.db"
+    one = invoke(shadow, "start", "t", "--control", "serevr-memory", "--treatment", TREATMENT,
+                 "--store", url)  # fmt: skip
+    assert one.exit_code == 2, one.output
+    said = " ".join(one.output.split())
+    assert "unknown profile: --control 'serevr-memory'" in said
+    assert f"shipped ones are agentrecall, basic-memory, mcp-memory-libsql, {CONTROL}" in said
+    assert "TOML file" in said and "Traceback" not in said
+    both = invoke(shadow, "start", "t", "--control", "A", "--treatment", "B", "--store", url)
+    assert both.exit_code == 2
+    assert "unknown profiles: --control 'A'; --treatment 'B'" in " ".join(both.output.split())
+    with open_store(url) as store:
+        assert store.shadow_tests() == []  # nothing started
+
+
+def test_a_profile_file_records_the_name_the_proxy_logs(tmp_path: Any) -> None:
+    from recallbench.systems._profile import shipped_profiles
+
+    url = f"sqlite:///{tmp_path}/store.db"
+    candidate = tmp_path / "candidate.toml"
+    text = shipped_profiles()[TREATMENT].read_text(encoding="utf-8")
+    candidate.write_text(text.replace(f'name = "{TREATMENT}"', 'name = "candidate-v2"'))
+    result = invoke(shadow, "start", "t", "--control", CONTROL, "--treatment", str(candidate),
+                    "--store", url)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    with open_store(url) as store:
+        test = store.shadow_test("t")
+    assert test is not None and (test.control, test.treatment) == (CONTROL, "candidate-v2")
+    http = tmp_path / "search.toml"
+    http.write_text('name = "search"\nkind = "http"\n')
+    refused = invoke(shadow, "start", "u", "--control", CONTROL, "--treatment", str(http),
+                     "--store", url)  # fmt: skip
+    assert refused.exit_code == 2 and "an HTTP profile" in refused.output
+
+
+def test_a_name_the_proxy_has_logged_pairs_under_is_known(tmp_path: Any) -> None:
+    """A custom profile whose file is on the proxy's machine: its pairs name it."""
+    url = f"sqlite:///{tmp_path}/store.db"
+    with open_store(url) as store:
+        store.log_shadow_run(
+            {
+                "query_id": "q1",
+                "control_results": [],
+                "treatment_results": [],
+                "created_at": datetime.now(UTC),
+                "control": "team-memory",
+                "treatment": "team-memory-v2",
+            }
+        )
+    result = invoke(shadow, "start", "t", "--control", "team-memory", "--treatment",
+                    "team-memory-v2", "--store", url)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    other = invoke(shadow, "start", "u", "--control", "team-memory", "--treatment", "nope",
+                   "--store", url)  # fmt: skip
+    assert other.exit_code == 2
+    assert "in this workspace: team-memory, team-memory-v2" in " ".join(other.output.split())

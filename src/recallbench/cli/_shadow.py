@@ -66,10 +66,11 @@ def shadow() -> None:
 @shadow.command(
     epilog="""\b
 Examples:
-  recallbench shadow start hybrid-v2 --control lexical --treatment hybrid
-  recallbench shadow start hybrid-v2 --control lexical --treatment hybrid \\
+  recallbench shadow start v2 --control server-memory --treatment agentrecall
+  recallbench shadow start v2 --control server-memory --treatment ./candidate.toml \\
       --measure ndcg@10 --min-queries 200 --guardrail latency_p95:+10% --guardrail error_rate:+1pt
-  recallbench shadow start il --control A --treatment B --measure interleaving --method sprt
+  recallbench shadow start il --control server-memory --treatment agentrecall \\
+      --measure interleaving --method sprt
 Measures: rr and hit@k (what the agent read or validated after a search, ranked in both
 lists), ndcg@k (manual and judge labels), interleaving (team-draft credit; needs the
 proxy's interleaving mode). Guardrails (higher is worse): latency_median, latency_p95,
@@ -77,8 +78,19 @@ error_rate, empty_rate, tokens_mean, as NAME:+P% (relative) or NAME:+X / NAME:+N
 """
 )
 @click.argument("name")
-@click.option("--control", required=True, metavar="PROFILE", help="The profile in use.")
-@click.option("--treatment", required=True, metavar="PROFILE", help="The candidate profile.")
+@click.option(
+    "--control",
+    required=True,
+    metavar="PROFILE",
+    help="The profile in use (the proxy's --profile): a shipped profile, a profile TOML "
+    "file, or a name the proxy has logged shadow pairs under.",
+)
+@click.option(
+    "--treatment",
+    required=True,
+    metavar="PROFILE",
+    help="The candidate profile (the proxy's --shadow), given as --control is.",
+)
 @click.option("--measure", default="rr", show_default=True, help="The primary paired measure.")
 @click.option(
     "--method",
@@ -184,6 +196,7 @@ def start(
 ) -> None:
     """Start the shadow test NAME with its graduation rule, fixed from now on."""
     from recallbench.online._shadow_decide import GraduationRule, Margin, parse_guardrail
+    from recallbench.online._shadow_profiles import resolve_profiles
     from recallbench.store import open_store
 
     rule_defaults = GraduationRule()
@@ -207,10 +220,13 @@ def start(
     )
     data = rule.to_dict()
     with open_store(store_url, workspace) as store:
+        sides = resolve_profiles(
+            {"--control": control, "--treatment": treatment}, store.shadow_profiles
+        )
         test = store.start_shadow_test(
             name,
-            control,
-            treatment,
+            sides["--control"],
+            sides["--treatment"],
             rule.measure,
             data,
             data["guardrails"],

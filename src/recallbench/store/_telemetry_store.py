@@ -168,6 +168,17 @@ class TelemetryStore:
             )
         return rows
 
+    def shadow_profiles(self) -> set[str]:
+        """The profile names this workspace's shadow runs were logged with, either side."""
+        query = (
+            select(shadow_runs.c.control, shadow_runs.c.treatment)
+            .where(_mine(shadow_runs, self.workspace))
+            .distinct()
+        )
+        with transaction(self._engine) as connection:
+            rows = connection.execute(query).all()
+        return {name for row in rows for name in row if name is not None}
+
     # ------------------------------------------------------------ shadow tests (m008)
 
     def start_shadow_test(
