@@ -125,7 +125,7 @@ def test_markdown_shows_n_mean_and_interval(report: Report) -> None:
     assert "bootstrap BCa, 2,000 resamples, seed 0" in text
     assert "cold_start_ratio@10: a ratio of two means" in text
     group = report.breakdowns["category"][0]
-    assert f"| {group.name} | {group.n}* |" in text  # every sample category is small
+    assert f"| {group.name} | {group.n}\\* |" in text  # every sample category is small
     bounds = group.intervals["ndcg@10"]
     assert f"{group.means['ndcg@10']:.3f} ({bounds.low:.3f}–{bounds.high:.3f})" in text
 

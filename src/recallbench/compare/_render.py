@@ -15,6 +15,7 @@ from recallbench.compare._model import (
     PairedComparison,
     RankDifferences,
 )
+from recallbench.report._escape import md_text
 from recallbench.report._markdown import signed
 from recallbench.stats._multiple import CORRECTION_NAMES
 
@@ -339,19 +340,28 @@ def render_comparison(comparison: Comparison, console: Console) -> None:
 
 
 def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines.extend("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows)
+    """A table of plain-text cells (each escaped: names and query texts are data)."""
+    lines = [
+        "| " + " | ".join(map(md_text, header)) + " |",
+        "|" + "|".join("---" for _ in header) + "|",
+    ]
+    lines.extend("| " + " | ".join(map(md_text, row)) + " |" for row in rows)
     return lines
 
 
 def render_comparison_markdown(comparison: Comparison) -> str:
     """comparison.md: the same content as the terminal, with every method in words."""
-    lines = [f"# Comparison: {comparison.baseline} as baseline", "", _header(comparison) + ".", ""]
-    lines += [f"- {line}" for line in summary_lines(comparison)]
+    lines = [
+        f"# Comparison: {md_text(comparison.baseline)} as baseline",
+        "",
+        md_text(_header(comparison) + "."),
+        "",
+    ]
+    lines += [f"- {md_text(line)}" for line in summary_lines(comparison)]
     for system, rows in _by_system(comparison.comparisons).items():
-        lines += ["", f"## {system} vs {comparison.baseline}", ""]
+        lines += ["", f"## {md_text(system)} vs {md_text(comparison.baseline)}", ""]
         lines += _table(main_header(rows), (_main_cells(row) for row in rows))
-    lines += ["", _legend(comparison)]
+    lines += ["", md_text(_legend(comparison))]
     measures = [m.name for m in comparison.measures]
     for grouping in ("category", "intent"):
         groups = [r for r in comparison.breakdowns if r.grouping == grouping]
@@ -363,7 +373,7 @@ def render_comparison_markdown(comparison: Comparison) -> str:
         lines += ["", "## Rank differences", ""]
         lines += _table(RANK_HEADER, (_rank_row(d) for d in comparison.rank_differences))
         for diff in comparison.rank_differences:
-            lines += ["", f"Most changed queries of {diff.system} (k={diff.k}):", ""]
+            lines += ["", md_text(f"Most changed queries of {diff.system} (k={diff.k}):"), ""]
             lines += _table(
                 ["query", "τ", "Jaccard", "top-1 changed", "positions changed", "class", "text"],
                 (
@@ -380,6 +390,6 @@ def render_comparison_markdown(comparison: Comparison) -> str:
                 ),
             )
     if comparison.warnings:
-        lines += ["", "## Warnings", "", *(f"- {w}" for w in comparison.warnings)]
+        lines += ["", "## Warnings", "", *(f"- {md_text(w)}" for w in comparison.warnings)]
     lines += ["", "## Methods", "", *(f"- **{k}**: {v}" for k, v in comparison.methods.items())]
     return "\n".join(lines) + "\n"

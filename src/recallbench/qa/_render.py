@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.table import Table
 
 from recallbench.qa._report import Mean, QAReport
+from recallbench.report._escape import md_text
 
 COLUMNS = {
     "j_strict": "J strict",
@@ -130,18 +131,16 @@ def render_terminal(report: QAReport, console: Console) -> None:
 
 def render_markdown(report: QAReport) -> str:
     lines = [
-        f"# QA on {report.dataset.name} {report.dataset.version}",
+        f"# QA on {md_text(report.dataset.name)} {md_text(report.dataset.version)}",
         "",
-        *(f"- {line}" for line in _preamble(report)),
-        f"- intervals: {report.intervals}",
+        *(f"- {md_text(line)}" for line in _preamble(report)),
+        f"- intervals: {md_text(report.intervals)}",
         "",
     ]
     for title, header, rows in _tables(report):
         lines += [f"## {title[0].upper()}{title[1:]}", ""]
-        lines.append("| " + " | ".join(header) + " |")
+        lines.append("| " + " | ".join(map(md_text, header)) + " |")
         lines.append("|" + "---|" * len(header))
-        lines += [
-            "| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows
-        ]
+        lines += ["| " + " | ".join(map(md_text, row)) + " |" for row in rows]
         lines.append("")
     return "\n".join(lines)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable
 
+from recallbench.report._escape import md_code, md_text
 from recallbench.report._model import Interval, Report
 
 TARGETS: dict[str, tuple[str, Callable[[float, float], bool], float]] = {
@@ -50,7 +51,8 @@ def agent_memory_markdown(report: Report) -> list[str]:
         title = DETAIL_TITLES.get(measure.partition("@")[0], "Details")
         lines += ["", f"### {title} ({measure}): {len(per_query)} queries", ""]
         lines += [
-            f"- `{query}` {texts.get(query, '')[:80]}: {', '.join(f'`{i}`' for i in items)}"
+            f"- {md_code(query)} {md_text(texts.get(query, '')[:80])}: "
+            + ", ".join(md_code(i) for i in items)
             for query, items in per_query.items()
         ]
     return lines

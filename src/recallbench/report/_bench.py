@@ -21,6 +21,7 @@ import numpy as np
 
 from recallbench.core import Dataset
 from recallbench.core._files import atomic_write_text
+from recallbench.report._escape import md_code, md_text
 from recallbench.report._html import render_leaderboard_html
 from recallbench.report._leaderboard import (
     Standings,
@@ -89,10 +90,11 @@ class Board:
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """A table of plain-text cells (each escaped: names are data)."""
     return [
-        "| " + " | ".join(header) + " |",
+        "| " + " | ".join(map(md_text, header)) + " |",
         "|" + "---|" * len(header),
-        *("| " + " | ".join(row) + " |" for row in rows),
+        *("| " + " | ".join(map(md_text, row)) + " |" for row in rows),
     ]
 
 
@@ -108,10 +110,10 @@ def board_markdown(board: Board) -> list[str]:
     first = board.reports[0]
     ref = first.dataset
     lines = [
-        f"## {ref.name}",
+        f"## {md_text(ref.name)}",
         "",
         f"sha256 `{ref.sha256[:16]}…`"
-        + (f", loader `{ref.loader}`" if ref.loader else "")
+        + (f", loader {md_code(ref.loader)}" if ref.loader else "")
         + f"; {first.counts.queries} questions, {first.counts.evaluated} with a relevant "
         f"memory (the means), {first.counts.no_relevant} without"
         + (f"; {len(board.dataset.units)} units, each a fresh store" if board.dataset.units else "")
@@ -122,7 +124,7 @@ def board_markdown(board: Board) -> list[str]:
     for tag, ids in board.flagged().items():
         lines += [
             "",
-            f"{board.primary} with and without the {len(ids)} {tag} questions:",
+            md_text(f"{board.primary} with and without the {len(ids)} {tag} questions:"),
             "",
             *_table(
                 ["system", "all", f"without {tag}"],
@@ -156,7 +158,7 @@ def board_markdown(board: Board) -> list[str]:
         *first.warnings,
     ]
     if notes:
-        lines += ["", *(f"- **warning:** {note}" for note in notes)]
+        lines += ["", *(f"- **warning:** {md_text(note)}" for note in notes)]
     return [*lines, ""]
 
 
@@ -189,7 +191,7 @@ def write_bench(folder: Path, boards: Sequence[Board], context: Mapping[str, str
     """leaderboard.md, leaderboard.json and leaderboard.html for all the boards;
     ``context`` (machine, command, version...) heads the Markdown and the page."""
     lines = ["# recallbench leaderboard", ""]
-    lines += [f"- {key}: {value}" for key, value in context.items()]
+    lines += [f"- {md_text(key)}: {md_text(value)}" for key, value in context.items()]
     lines += [""]
     for board in boards:
         lines += board_markdown(board)

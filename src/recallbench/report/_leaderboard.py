@@ -32,6 +32,7 @@ from rich.console import Console
 from rich.table import Table
 
 from recallbench.core._files import atomic_write_text
+from recallbench.report._escape import md_text
 from recallbench.report._markdown import fmt
 from recallbench.report._model import Report
 from recallbench.report._ranks import Ranking, rank_reports
@@ -178,9 +179,9 @@ def _caption(board: Standings) -> str:
 def markdown_table(board: Standings) -> list[str]:
     header, rows = _rows(board)
     return [
-        "| " + " | ".join(header) + " |",
+        "| " + " | ".join(map(md_text, header)) + " |",
         "|" + "---|" * len(header),
-        *("| " + " | ".join(row) + " |" for row in rows),
+        *("| " + " | ".join(map(md_text, row)) + " |" for row in rows),
     ]
 
 
@@ -200,7 +201,7 @@ def write_leaderboard(folder: Path, board: Standings) -> list[Path]:
 
     first = board.reports[0]
     lines = [
-        f"# Leaderboard: {first.dataset.name} {first.dataset.version}",
+        f"# Leaderboard: {md_text(first.dataset.name)} {md_text(first.dataset.version)}",
         "",
         f"Means over the same queries; best first by {board.measures[0]}, which ranks.",
         "",

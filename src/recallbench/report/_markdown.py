@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 
 from recallbench.report._agent_memory import agent_memory_markdown
 from recallbench.report._channels import ChannelAnalysis, ChannelStats
+from recallbench.report._escape import md_code, md_text
 from recallbench.report._model import Bootstrap, Distribution, Group, Interval, Report
 from recallbench.report._session import session_markdown
 from recallbench.stats._resampling import INTERVAL_NAMES
@@ -52,8 +53,12 @@ def interval_notes(bootstrap: Bootstrap | None, intervals: dict[str, Interval]) 
 
 
 def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines.extend("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows)
+    """A table of plain-text cells (each escaped: dataset text is data)."""
+    lines = [
+        "| " + " | ".join(map(md_text, header)) + " |",
+        "|" + "|".join("---" for _ in header) + "|",
+    ]
+    lines.extend("| " + " | ".join(map(md_text, row)) + " |" for row in rows)
     return lines
 
 
@@ -68,7 +73,7 @@ def _groups_table(title: str, groups: list[Group], measures: list[str]) -> list[
         ]
         for g in groups
     ]
-    return ["", f"## By {title}", "", *_table([title, "n", *measures], rows)]
+    return ["", f"## By {md_text(title)}", "", *_table([title, "n", *measures], rows)]
 
 
 def _with_bounds(mean: float | None, interval: Interval | None) -> str:
@@ -92,12 +97,12 @@ def render_markdown(report: Report) -> str:
     counts = report.counts
     spec = report.system
     lines = [
-        f"# recallbench report: {spec.system} on {report.dataset.name}",
+        f"# recallbench report: {md_text(spec.system)} on {md_text(report.dataset.name)}",
         "",
-        f"- dataset: `{report.dataset.name}` version {report.dataset.version}, "
+        f"- dataset: {md_code(report.dataset.name)} version {md_text(report.dataset.version)}, "
         f"sha256 `{report.dataset.sha256[:16]}…`"
-        + (f", loader `{report.dataset.loader}`" if report.dataset.loader else ""),
-        f"- system: `{spec.system}`"
+        + (f", loader {md_code(report.dataset.loader)}" if report.dataset.loader else ""),
+        f"- system: {md_code(spec.system)}"
         + (f", k = {spec.k}" if spec.k else "")
         + (
             ""
@@ -106,8 +111,8 @@ def render_markdown(report: Report) -> str:
         ),
         *(
             [
-                f"- replayed from `{spec.replayed_from}`: the answers and latencies are those "
-                "recorded with the live system"
+                f"- replayed from {md_code(spec.replayed_from)}: the answers and latencies "
+                "are those recorded with the live system"
             ]
             if spec.replayed_from
             else []
@@ -124,7 +129,7 @@ def render_markdown(report: Report) -> str:
             if report.system.restarts
             else ""
         ),
-        *(f"- **warning:** {warning}" for warning in report.warnings),
+        *(f"- **warning:** {md_text(warning)}" for warning in report.warnings),
         "",
         "## Summary",
         "",
@@ -195,7 +200,7 @@ def _stability(report: Report) -> list[str]:
     if stability.changed:
         texts = {query.id: query.text for query in report.queries}
         lines += ["", "Queries whose ranking changed:", ""]
-        lines += [f"- `{q}` {texts.get(q, '')}".rstrip() for q in stability.changed]
+        lines += [f"- {md_code(q)} {md_text(texts.get(q, ''))}".rstrip() for q in stability.changed]
     return lines
 
 
@@ -272,19 +277,19 @@ def _worst(report: Report, measures: list[str]) -> list[str]:
     lines.append("Lowest mean over all measures; ✓ marks a returned document judged relevant.")
     for query_id in report.worst_queries:
         query = by_id[query_id]
-        tags = ", ".join(t for t in (query.category, query.intent) if t)
+        tags = md_text(", ".join(t for t in (query.category, query.intent) if t))
         values = " · ".join(f"{m} {fmt(query.values.get(m), 3)}" for m in measures[:3])
-        lines += ["", f"### `{query.id}` {query.text}", ""]
+        lines += ["", f"### {md_code(query.id)} {md_text(query.text)}", ""]
         lines.append(f"- {tags + ' · ' if tags else ''}{values}")
         if query.error:
-            lines.append(f"- error: `{query.error}`")
+            lines.append(f"- error: {md_code(query.error)}")
         expected = ", ".join(
-            f"`{doc}` ({grade})"
+            f"{md_code(doc)} ({grade})"
             for doc, grade in sorted(query.relevant.items(), key=lambda item: (-item[1], item[0]))
         )
         lines.append(f"- expected: {expected or 'nothing'}")
         returned = ", ".join(
-            f"`{doc}`{' ✓' if doc in query.relevant else ''}"
+            f"{md_code(doc)}{' ✓' if doc in query.relevant else ''}"
             for doc in query.returned[:SHOWN_RETURNED]
         )
         lines.append(f"- returned: {returned or 'nothing'}")
