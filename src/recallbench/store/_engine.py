@@ -129,6 +129,8 @@ def create_store_engine(url: str, probe: bool = False) -> Engine:
         options["connect_args"] = {"connect_timeout": CONNECT_TIMEOUT_S}
     if probe:
         options["poolclass"] = NullPool
+        if parsed.get_backend_name() == "sqlite":  # waits for a writer as the store does
+            options["connect_args"] = {"timeout": BUSY_TIMEOUT_MS / 1000}
     try:
         # errors never quote the statement's parameters: agents' queries and memories
         engine = create_engine(parsed, hide_parameters=True, **options)
