@@ -1,8 +1,10 @@
 """A search endpoint over HTTP, described by a profile with ``kind = "http"``.
 
 Requests are JSON templates (``{query}``, ``{k}``, ``{id}``, ``{text}``...); header values
-may name environment variables (``${TOKEN}``), so secrets stay out of profile files.
-Answers are read with the same selectors as MCP results.
+may name environment variables (``${TOKEN}``), so secrets stay out of profile files, and
+their values are redacted from every error text (an endpoint may echo the header in its
+error reply, which would otherwise reach run.json, the reports, a recording and the
+terminal). Answers are read with the same selectors as MCP results.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pydantic import Field, JsonValue
 
 from recallbench.core import Document, Hit, Query, SystemUnderTestError
 from recallbench.core._model import Record
+from recallbench.core._secrets import redact
 from recallbench.systems._answers import fill, select
 from recallbench.systems._profile import ProfileName, Results
 
@@ -68,13 +71,17 @@ class HttpProfile(Record):
     results: Results = Field(default_factory=Results)
 
 
-def _headers(headers: dict[str, str]) -> dict[str, str]:
+def _headers(headers: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """The headers with ``${NAME}`` filled in, and the values filled in (the secrets)."""
+    secrets: list[str] = []
+
     def value(match: re.Match[str]) -> str:
         if match.group(1) not in os.environ:
             raise SystemUnderTestError(f"header needs the environment variable {match.group(1)}")
-        return os.environ[match.group(1)]
+        secrets.append(os.environ[match.group(1)])
+        return secrets[-1]
 
-    return {name: _ENV.sub(value, text) for name, text in headers.items()}
+    return {name: _ENV.sub(value, text) for name, text in headers.items()}, secrets
 
 
 class HttpSystem:
@@ -85,6 +92,7 @@ class HttpSystem:
         self.profile, self.name = profile, profile.name
         self._client: httpx.AsyncClient | None = None
         self._ids: set[str] = set()
+        self._secrets: list[str] = []
         self.call_timeout = profile.http.timeout
         """Seconds a request may take (the profile's ``http.timeout``; ``run --timeout``)."""
 
@@ -97,8 +105,9 @@ class HttpSystem:
         await self.close()  # a second setup starts from a fresh store
         http = self.profile.http
         _no_sniffio_search()
+        headers, self._secrets = _headers(http.headers)
         self._client = httpx.AsyncClient(
-            base_url=http.base_url, timeout=self.call_timeout, headers=_headers(http.headers)
+            base_url=http.base_url, timeout=self.call_timeout, headers=headers
         )
         self._ids = {doc.id for doc in documents}
         ingest = self.profile.ingest
@@ -124,15 +133,21 @@ class HttpSystem:
                 endpoint.method, endpoint.path, json=body, params=params
             )
         except httpx.HTTPError as exc:
-            raise SystemUnderTestError(f"{self.name}: {type(exc).__name__}: {exc}") from None
+            raise self._error(f"{type(exc).__name__}: {exc}") from None
         if response.status_code >= 400:
-            raise SystemUnderTestError(
-                f"{self.name}: HTTP {response.status_code}: {response.text[:200]}"
-            )
+            raise self._error(f"HTTP {response.status_code}: {self._text(response)[:200]}")
         try:
             return response.json()
         except ValueError:
-            raise SystemUnderTestError(f"{self.name}: not JSON: {response.text[:120]!r}") from None
+            raise self._error(f"not JSON: {self._text(response)[:120]!r}") from None
+
+    def _text(self, response: httpx.Response) -> str:
+        """The response's text without the secrets (before it is cut: a cut secret would
+        no longer be recognised)."""
+        return redact(response.text, self._secrets)
+
+    def _error(self, message: str) -> SystemUnderTestError:
+        return SystemUnderTestError(f"{self.name}: {redact(message, self._secrets)}")
 
     async def search(self, query: Query, k: int) -> Sequence[Hit]:
         answer = await self._request(self.profile.search, {"query": query.text, "k": k})
