@@ -40,6 +40,9 @@ MODEL = "lookup-judge"
 class Endpoint:
     port: int
     calls: int = 0
+    tokens_in: int = 0
+    """Tokens billed over every call (the usage each answer reports)."""
+    tokens_out: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -54,11 +57,13 @@ def _handler(endpoint: Endpoint, grader: PromptGrader) -> type[BaseHTTPRequestHa
 
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            with endpoint.lock:
-                endpoint.calls += 1
             user = next(m["content"] for m in body["messages"] if m["role"] == "user")
             system = next((m["content"] for m in body["messages"] if m["role"] == "system"), "")
             content = grader(system, user)
+            with endpoint.lock:
+                endpoint.calls += 1
+                endpoint.tokens_in += len(user) // 4
+                endpoint.tokens_out += len(content) // 4
             answer = {
                 "id": "chatcmpl-lookup",
                 "object": "chat.completion",

@@ -268,3 +268,57 @@ def test_longmemeval_abstention_questions_are_scored_by_declining(tmp_path: Path
     for row in rows:
         assert row["f1"] is None and row["bleu1"] is None and row["evidence_recall"] is None
         assert row["j_strict"] == row["j_lenient"] == float(row["abstained"])
+
+
+# ---------------------------------------------------------------- accounting (issue 28)
+
+
+def test_two_systems_with_the_same_answers_count_each_model_call_once(
+    dataset_file: Path, tmp_path: Path
+) -> None:
+    """Two systems that retrieve the same memories give the same answers: each read and
+    verdict is one call, billed once, and the report counts it once (it counted it once
+    per system: twice the tokens and cost spent). A replay counts each answer once too."""
+    made = CliRunner().invoke(
+        main,
+        ["run", "--dataset", str(dataset_file), "--system", "builtin-lexical", "--k", "2",
+         "--no-store", "-q", "--out", str(tmp_path / "lexical")],
+    )  # fmt: skip
+    assert made.exit_code == 0, made.output
+    copy = json.loads((tmp_path / "lexical" / "run.json").read_text())
+    copy["spec"]["system"] = "lexical-copy"
+    (tmp_path / "copy").mkdir()
+    (tmp_path / "copy" / "run.json").write_text(json.dumps(copy), encoding="utf-8")
+    runs = [str(tmp_path / "lexical"), str(tmp_path / "copy")]
+    cache = tmp_path / "cache.jsonl"
+
+    def qa(config: Path, out: str, *args: str) -> dict[str, Any]:
+        result = CliRunner().invoke(
+            main,
+            ["qa", *runs, "--dataset", str(dataset_file), "--k", "2", "--config", str(config),
+             "--judge-cache", str(cache), "--out", str(tmp_path / out), *args],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        report: dict[str, Any] = json.loads((tmp_path / out / "qa.json").read_text())
+        return report
+
+    with serve_prompts(grader) as endpoint:
+        report = qa(_config(tmp_path, endpoint.base_url), "live")
+    assert [s["system"] for s in report["systems"]] == ["builtin-lexical", "lexical-copy"]
+    calls = {c["task"]: c for c in report["calls"]}
+    assert sum(c["calls"] for c in calls.values()) == endpoint.calls
+    assert sum(c["tokens_in"] for c in calls.values()) == endpoint.tokens_in
+    assert sum(c["tokens_out"] for c in calls.values()) == endpoint.tokens_out
+    judged_in = sum(c["tokens_in"] for name, c in calls.items() if name != "read")
+    spent = sum(c["cost_usd"] for c in calls.values())
+    assert spent == pytest.approx(2.0 * judged_in / 1e6)  # the judge's price_in; reader free
+    rows = report["questions"]
+    assert sum(r["tokens_in"] for r in rows) == calls["read"]["tokens_in"]
+    closed = _config(tmp_path, f"http://127.0.0.1:{closed_port()}/v1")
+    replay = qa(closed, "replay", "--strict")
+    for task, again in ((c["task"], c) for c in replay["calls"]):
+        assert again["calls"] == 0 and again["replayed"] == calls[task]["calls"]
+        assert (again["tokens_in"], again["cost_usd"]) == (
+            calls[task]["tokens_in"],
+            calls[task]["cost_usd"],
+        )

@@ -6,7 +6,10 @@ once, and a CI run can replay every judgment without a model (``--strict``: a ju
 missing from the cache is refused, never asked). The answer is stored as it came, not only
 the value read from it: a replay parses it again, so a cached answer and a fresh one go
 through exactly the same parser. Answers that do not parse are cached too (the model did
-answer; asking again at temperature 0 gives the same), errors without an answer are not.
+answer; asking again at temperature 0 gives the same), with the usage the provider reported;
+errors without an answer are not, nor is a success status whose body is not a chat
+completion (a gateway's page): a later call may get a real answer. Entries of that kind
+that older versions cached are purged when read (:func:`not_an_answer`).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 
 from recallbench.core._errors import RecallbenchError
 from recallbench.core._files import atomic_write_texts
@@ -123,17 +126,31 @@ class JudgeCache:
         return self.store.url
 
     def get_many(self, keys: Iterable[CacheKey]) -> dict[str, Completion]:
-        """The cached completions among ``keys``, by digest."""
+        """The cached completions among ``keys``, by digest; entries that are not an
+        answer are deleted instead (so that the next answer can take their key)."""
         digests = list(dict.fromkeys(key.digest for key in keys))
         table = judge_cache
         found: dict[str, Completion] = {}
+        purged: list[str] = []
         with transaction(self.store._engine) as connection:
             for part in chunks(digests):
                 query = select(table).where(
                     table.c.workspace_id == self.store.workspace, table.c.cache_key.in_(part)
                 )
                 for row in connection.execute(query).mappings():
-                    found[row["cache_key"]] = _completion(row)
+                    if not_an_answer(row):
+                        purged.append(row["cache_key"])
+                    else:
+                        found[row["cache_key"]] = _completion(row)
+        if purged:
+            with transaction(self.store._engine, write=True) as connection:
+                for part in chunks(purged):
+                    connection.execute(
+                        delete(table).where(
+                            table.c.workspace_id == self.store.workspace,
+                            table.c.cache_key.in_(part),
+                        )
+                    )
         return found
 
     def put(self, entry: Entry) -> None:
@@ -172,6 +189,34 @@ def _row(entry: Entry) -> dict[str, Any]:
     }
 
 
+_ENVELOPE_KEYS = frozenset({"choices", "object", "error", "errors", "detail", "message", "status"})
+"""Top-level keys of an API's own JSON (a completion the old reader missed, an error, a
+gateway's status), none of which a judge prompt's schema asks for."""
+
+_MARKUP = ("<!doctype", "<html", "<?xml", "<head", "<body")
+
+
+def not_an_answer(row: Any) -> bool:
+    """Whether a cache entry (a table row or a file's line, by column name) holds a
+    response body instead of what a model said.
+
+    Versions before usage was kept cached a 200 whose body was not a chat completion as an
+    unparseable answer, without the provider's response (``raw``). Such an entry is told
+    from a model's off-schema text by its shape: empty, an HTML or XML page, or a JSON
+    object with an API's envelope keys. An entry written now always has ``raw``.
+    """
+    if row["failure"] != "unparseable" or row["raw"]:
+        return False
+    text = str(row["response"]).strip()
+    if not text or text[:9].lower().startswith(_MARKUP):
+        return True
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(data, dict) and not _ENVELOPE_KEYS.isdisjoint(data)
+
+
 def _completion(row: Any) -> Completion:
     return Completion(
         text=row["response"],
@@ -195,6 +240,7 @@ class FileJudgeCache:
         self.path = path
         self._rows: dict[str, dict[str, Any]] = {}
         self._added = 0
+        self._purged = 0
         if path.exists():
             self._load()
 
@@ -206,6 +252,11 @@ class FileJudgeCache:
     def added(self) -> int:
         """Answers put since the file was read."""
         return self._added
+
+    @property
+    def purged(self) -> int:
+        """Entries dropped when the file was read: not an answer (:func:`not_an_answer`)."""
+        return self._purged
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -221,6 +272,8 @@ class FileJudgeCache:
                 problems.append(
                     Problem(f"{self.path}:{number}", f"not a judge cache entry: no {missing}")
                 )
+            elif not_an_answer({"raw": None, "failure": None, **row}):
+                self._purged += 1
             else:
                 self._rows.setdefault(row["cache_key"], row)
         if problems:
@@ -242,13 +295,13 @@ class FileJudgeCache:
         self._added += 1
 
     def save(self) -> None:
-        """Write every answer to the file (nothing when none was added)."""
-        if not self._added:
+        """Write every answer to the file (nothing when none was added or purged)."""
+        if not self._added and not self._purged:
             return
         lines = [canonical(self._rows[key]) + "\n" for key in sorted(self._rows)]
         self.path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_texts({self.path: "".join(lines)})
-        self._added = 0
+        self._added = self._purged = 0
 
 
 _REQUIRED = ("cache_key", "task", "prompt_version", "model", "response")

@@ -72,7 +72,8 @@ class JudgeReport(Record):
     endpoint: str | None
     """Where the model was asked this time (none for a local model)."""
     cached: int
-    """Judgments replayed from the cache in this invocation."""
+    """Answers replayed from the cache in this invocation (pairs asking the same question
+    share one)."""
     called: int
     """Calls made to the model in this invocation."""
     spent_usd: float | None

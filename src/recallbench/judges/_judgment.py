@@ -40,10 +40,13 @@ class Judgment(Generic[V]):
     model: str = ""
     """The model that answered, as the server named it (empty when none answered)."""
     tokens_in: int = 0
-    """Tokens of the answer's call (as recorded when it came from the cache)."""
+    """Tokens of the answer's call (as recorded when it came from the cache); 0 when
+    ``shared``, so that adding up judgments adds up calls."""
     tokens_out: int = 0
     latency_ms: float = 0.0
     """How long the answer took (as recorded when it came from the cache)."""
+    shared: bool = False
+    """The answer of an identical input earlier in the batch: one call, counted there."""
 
     @property
     def failed(self) -> bool:
@@ -57,8 +60,10 @@ class JudgeStats:
     asked: int = 0
     """Inputs judged (cached or not)."""
     cached: int = 0
+    """Answers replayed from the cache (one per distinct call, however many inputs
+    share it)."""
     called: int = 0
-    """Provider calls made (inputs missing from the cache)."""
+    """Provider calls made (distinct inputs missing from the cache)."""
     failed: Counter[str] = field(default_factory=Counter)
     """Failed judgments by reason."""
     tokens_in: int = 0

@@ -17,6 +17,7 @@ import importlib
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from recallbench.judges._provider import (
     Completion,
     JsonSchema,
     Message,
+    NotACompletionError,
     ProviderError,
     ProviderTimeoutError,
     UnparseableOutputError,
@@ -124,19 +126,27 @@ class LocalProvider:
 def _completion(
     raw: Mapping[str, Any], schema: JsonSchema | None, latency_ms: float, model: str
 ) -> Completion:
+    """The answer in llama.cpp's result; an unusable one keeps its token counts."""
     try:
         text = raw["choices"][0]["message"]["content"]
     except (KeyError, IndexError, TypeError):
-        raise UnparseableOutputError(f"{model}: not a chat completion", repr(raw)) from None
-    if not isinstance(text, str):
-        raise UnparseableOutputError(f"{model}: no text content", repr(raw))
+        raise NotACompletionError(f"{model}: not a chat completion", repr(raw)) from None
     usage = raw.get("usage") or {}
-    return Completion(
-        text=text,
-        parsed=None if schema is None else parse_structured(text, schema),
+    completion = Completion(
+        text=text if isinstance(text, str) else repr(raw),
+        parsed=None,
         model=model,
         tokens_in=int(usage.get("prompt_tokens") or 0),
         tokens_out=int(usage.get("completion_tokens") or 0),
         latency_ms=latency_ms,
         raw=raw,
     )
+    if not isinstance(text, str):
+        raise UnparseableOutputError(f"{model}: no text content", completion.text, completion)
+    if schema is None:
+        return completion
+    try:
+        parsed = parse_structured(text, schema)
+    except UnparseableOutputError as error:
+        raise UnparseableOutputError(str(error), text, completion) from None
+    return replace(completion, parsed=parsed)

@@ -10,7 +10,9 @@ some servers enforce) from then on, then with plain text, the answer parsed stri
 Calls are limited (concurrency, requests per minute), time-boxed, and retried with
 exponential backoff and jitter on timeouts, refused connections, 429 and 5xx, honouring
 Retry-After. The API key is read from the environment variable the configuration names, at
-each call, and goes nowhere but the Authorization header.
+each call, and goes nowhere but the Authorization header: every response text is redacted
+before anything reads it, so an endpoint that echoes the header cannot put the key into an
+error, a stored answer or the terminal.
 
 One provider serves one event loop (its client, semaphore and locks belong to that loop).
 """
@@ -19,21 +21,25 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import replace
 from email.utils import parsedate_to_datetime
 from typing import Any, Literal
 
 import httpx
 
 from recallbench.core._errors import ConfigError
+from recallbench.core._secrets import redact
 from recallbench.judges._config import JudgeConfig
 from recallbench.judges._provider import (
     Completion,
     JsonSchema,
     Message,
+    NotACompletionError,
     ProviderConnectionError,
     ProviderError,
     ProviderHTTPError,
@@ -61,8 +67,9 @@ class OpenAIProvider:
     ) -> None:
         if config.base_url is None:
             raise ConfigError("judge.base_url: an OpenAI-compatible provider needs base_url")
-        if config.api_key_env is not None and config.api_key_env not in os.environ:
-            # Fail before the run rather than on every call of it.
+        if config.api_key_env is not None and not os.environ.get(config.api_key_env):
+            # Fail before the run rather than on every call of it; an empty value is no key
+            # (every call would fail as unauthorised).
             raise ConfigError(
                 f"judge.api_key_env: environment variable {config.api_key_env} is not set"
             )
@@ -141,9 +148,9 @@ class OpenAIProvider:
         async with self._slots:
             await self._paced()
             started = time.perf_counter()
-            response = await self._send(body)
+            text = await self._send(body)
             latency_ms = (time.perf_counter() - started) * 1000
-        return self._completion(response, schema, latency_ms)
+        return self._completion(text, schema, latency_ms)
 
     def _body(
         self, messages: Sequence[Message], schema: JsonSchema | None, mode: FormatMode
@@ -192,13 +199,16 @@ class OpenAIProvider:
         if wait > 0:
             await self._sleep(wait)
 
-    async def _send(self, body: dict[str, Any]) -> httpx.Response:
+    async def _send(self, body: dict[str, Any]) -> str:
+        """The text of a successful response, the key redacted from it."""
         client = self._http()
+        headers = self._headers()
+        secrets = [headers["Authorization"].removeprefix("Bearer ")] if headers else []
         try:
             # asyncio.timeout bounds the whole call: httpx's timeouts are per read, and a
             # server trickling bytes would never trip them.
             async with asyncio.timeout(self._config.timeout):
-                response = await client.post(self._url, json=body, headers=self._headers())
+                response = await client.post(self._url, json=body, headers=headers)
         except (TimeoutError, httpx.TimeoutException):
             raise ProviderTimeoutError(
                 f"{self._url}: no answer within {self._config.timeout:g} s"
@@ -206,15 +216,17 @@ class OpenAIProvider:
         except httpx.TransportError as error:
             raise ProviderConnectionError(f"{self._url}: {type(error).__name__}") from None
         except (httpx.HTTPError, httpx.InvalidURL) as error:  # decoding, redirects, bad URL
-            raise ProviderError(f"{self._url}: {type(error).__name__}: {error}") from None
+            message = redact(f"{type(error).__name__}: {error}", secrets)
+            raise ProviderError(f"{self._url}: {message}") from None
+        text = redact(response.text, secrets)
         if response.status_code >= 400:
             raise ProviderHTTPError(
-                f"{self._url}: HTTP {response.status_code} {_short(response.text)}",
+                f"{self._url}: HTTP {response.status_code} {_short(text)}",
                 response.status_code,
                 _retry_after(response.headers.get("retry-after")),
-                response.text,
+                text,
             )
-        return response
+        return text
 
     def _headers(self) -> dict[str, str]:
         name = self._config.api_key_env
@@ -235,31 +247,47 @@ class OpenAIProvider:
             )
         return self._client
 
-    def _completion(
-        self, response: httpx.Response, schema: JsonSchema | None, latency_ms: float
-    ) -> Completion:
+    def _completion(self, body: str, schema: JsonSchema | None, latency_ms: float) -> Completion:
+        """The answer in a response ``body``. An answer that is unusable (a refusal, text
+        off the schema) still carries the usage the server reported: the call was billed."""
         try:
-            raw = response.json()
+            raw = json.loads(body)
             message = raw["choices"][0]["message"]
         except (ValueError, KeyError, IndexError, TypeError):
-            raise UnparseableOutputError(
-                f"{self._url}: not a chat completion: {_short(response.text)}", response.text
+            raise NotACompletionError(
+                f"{self._url}: not a chat completion: {_short(body)}", body
             ) from None
-        text = message.get("content") if isinstance(message, Mapping) else None
-        if not isinstance(text, str):
-            refusal = message.get("refusal") if isinstance(message, Mapping) else None
-            reason = f"refused: {refusal}" if refusal else "no text content"
-            raise UnparseableOutputError(f"{self._url}: {reason}", json.dumps(message))
-        usage = raw.get("usage") or {}
-        return Completion(
+        content = message.get("content") if isinstance(message, Mapping) else None
+        text = content if isinstance(content, str) else json.dumps(message)
+        completion = Completion(
             text=text,
-            parsed=None if schema is None else parse_structured(text, schema),
+            parsed=None,
             model=str(raw.get("model") or self._config.model),
-            tokens_in=int(usage.get("prompt_tokens") or 0),
-            tokens_out=int(usage.get("completion_tokens") or 0),
+            tokens_in=_count(raw, "prompt_tokens"),
+            tokens_out=_count(raw, "completion_tokens"),
             latency_ms=latency_ms,
             raw=raw,
         )
+        if not isinstance(content, str):
+            refusal = message.get("refusal") if isinstance(message, Mapping) else None
+            reason = f"refused: {refusal}" if refusal else "no text content"
+            raise UnparseableOutputError(f"{self._url}: {reason}", text, completion)
+        if schema is None:
+            return completion
+        try:
+            parsed = parse_structured(text, schema)
+        except UnparseableOutputError as error:
+            raise UnparseableOutputError(str(error), text, completion) from None
+        return replace(completion, parsed=parsed)
+
+
+def _count(raw: Mapping[str, Any], name: str) -> int:
+    """A token count from the response's ``usage``; 0 when the server reports none."""
+    usage = raw.get("usage")
+    value = usage.get(name) if isinstance(usage, Mapping) else None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        return 0
+    return int(value) if math.isfinite(value) else 0
 
 
 def _rejects_format(error: ProviderHTTPError) -> bool:

@@ -81,9 +81,17 @@ class ProviderHTTPError(ProviderError):
 class UnparseableOutputError(ProviderError):
     """The model answered, but not with the structured output that was asked for."""
 
-    def __init__(self, message: str, text: str) -> None:
+    def __init__(self, message: str, text: str, completion: Completion | None = None) -> None:
         super().__init__(message)
         self.text = text
+        self.completion = completion
+        """The answer as the provider returned it, with the usage it reported (the call was
+        billed even though its text is unusable); None when only the text is known."""
+
+
+class NotACompletionError(UnparseableOutputError):
+    """A success status whose body is not a chat completion (a garbled body, a gateway's
+    own JSON): nothing the model said, so never cached as its answer."""
 
 
 @runtime_checkable

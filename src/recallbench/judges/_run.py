@@ -1,7 +1,9 @@
 """Judging a batch: cache first, then the provider for what is missing, failures counted.
 
 Every input gets a :class:`Judgment`, in input order: a value read from the answer, or
-the neutral 0.5 with the reason it failed. Identical inputs are asked once. Under
+the neutral 0.5 with the reason it failed. Identical inputs are asked once, and that one
+call is counted once: the later inputs share its answer with no tokens of their own (two
+systems giving the same answer cost one judgment, not two). Under
 ``strict`` nothing is asked: a batch with any judgment missing from the cache is refused
 before the first call, so that a CI run is the replay of a recorded one or nothing.
 """
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar
 
 from recallbench.judges._cache import Cache, CacheKey, Entry, JudgeCacheMissError, cache_key
@@ -23,6 +25,7 @@ from recallbench.judges._judgment import (
 )
 from recallbench.judges._provider import (
     Completion,
+    NotACompletionError,
     Provider,
     ProviderConnectionError,
     ProviderError,
@@ -97,13 +100,18 @@ async def judge_many(
     await asyncio.gather(*(ask(index) for index in missing))
 
     judgments: list[Judgment[V]] = []
+    counted: set[str] = set()
     for index, key in enumerate(keys):
+        shared = key.digest in counted
+        counted.add(key.digest)
         completion = found.get(key.digest)
         if completion is not None:
-            stats.cached += 1
+            stats.cached += 0 if shared else 1
             judgment = _read(task, inputs[index], completion, cached=True)
         else:
             judgment = fresh[key.digest]
+        if shared:
+            judgment = replace(judgment, shared=True, tokens_in=0, tokens_out=0)
         if judgment.failure is not None:
             stats.failed[judgment.failure] += 1
         judgments.append(judgment)
@@ -127,26 +135,35 @@ def _record(
     stats: JudgeStats,
     price: Pricing | None,
 ) -> Judgment[V]:
-    """The judgment of a fresh answer; counts its call and tokens, caches the answer."""
+    """The judgment of a fresh answer; counts its call and the tokens the provider
+    reported (an answer off the schema was billed too), caches what the model said."""
     stats.called += 1
+    tokens_known = True
+    if isinstance(answer, NotACompletionError):
+        # Not the model's answer (a gateway's page): a later call may get one, so nothing
+        # is cached that would replay this failure.
+        return Judgment(None, NEUTRAL, "provider", str(answer))
     if isinstance(answer, UnparseableOutputError):
-        # the model did answer: cache the text so that a replay fails the same way
-        completion = Completion(answer.text, None, "", 0, 0, 0.0)
-        judgment = _read(task, item, completion, cached=False)
-        if cache is not None:
-            cache.put(Entry(key, completion, None, None, "unparseable", None, tokens_known=False))
-        return judgment
-    if isinstance(answer, ProviderError):
+        # The model did answer: cache it so that a replay fails the same way.
+        completion = answer.completion
+        if completion is None:  # a provider that gave the text only
+            completion, tokens_known = Completion(answer.text, None, "", 0, 0, 0.0), False
+    elif isinstance(answer, ProviderError):
         return Judgment(None, NEUTRAL, _reason(answer), str(answer))
-    stats.tokens_in += answer.tokens_in
-    stats.tokens_out += answer.tokens_out
-    cost = price(answer.tokens_in, answer.tokens_out) if price is not None else None
-    stats.cost = None if cost is None or stats.cost is None else stats.cost + cost
-    judgment = _read(task, item, answer, cached=False)
+    else:
+        completion = answer
+    cost = None
+    if tokens_known:
+        stats.tokens_in += completion.tokens_in
+        stats.tokens_out += completion.tokens_out
+        cost = price(completion.tokens_in, completion.tokens_out) if price is not None else None
+        stats.cost = None if cost is None or stats.cost is None else stats.cost + cost
+    judgment = _read(task, item, completion, cached=False)
     if cache is not None:
         value = None if judgment.value is None else task.value_json(judgment.value)
         score = None if judgment.failed else judgment.score
-        cache.put(Entry(key, answer, value, score, judgment.failure, cost))
+        entry = Entry(key, completion, value, score, judgment.failure, cost, tokens_known)
+        cache.put(entry)
     return judgment
 
 

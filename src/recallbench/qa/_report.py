@@ -103,6 +103,8 @@ class QuestionRow(Record):
     failures: list[str] = Field(default_factory=list)
     """Failed calls for this question: ``task: reason``."""
     tokens_in: int
+    """The answer model's tokens for this answer; 0 when another system's identical
+    question and memories asked the same call (it is counted there)."""
     tokens_out: int
     latency_ms: float
     """The answer model's time for this answer (as recorded when replayed)."""
@@ -115,11 +117,14 @@ class Calls(Record):
     prompt: str
     model: str
     calls: int
+    """Calls made now; identical inputs (two systems giving the same answer) are one."""
     replayed: int
+    """Answers replayed from the cache, each once however many inputs share it."""
     failed: dict[str, int]
     failure_rate: float
     unreliable: bool
     tokens_in: int
+    """Tokens of every distinct answer, made now or replayed (at what it cost when asked)."""
     tokens_out: int
     cost_usd: float
 
