@@ -204,3 +204,11 @@ def test_any_text_is_shown_as_itself(text: str) -> None:
 )
 def test_the_escape_is_readable(text: str, escaped: str) -> None:
     assert md_text(text) == escaped
+
+
+def test_the_extraction_leaderboard_heads_with_escaped_context() -> None:
+    from recallbench.extraction._bench import leaderboard_texts
+
+    context = {"command": f"recallbench extract-bench {SCRIPT}", "machine": HEADING}
+    markdown = leaderboard_texts([], context)["extraction-leaderboard.md"]
+    assert_data_only(markdown, [SCRIPT, HEADING])

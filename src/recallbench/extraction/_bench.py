@@ -52,6 +52,7 @@ from recallbench.extraction._report import (
     interval,
     number,
 )
+from recallbench.report._escape import md_code, md_text
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -211,9 +212,9 @@ def cell(found: Aggregate | None) -> str:
 
 
 def _code(name: str) -> str:
-    """An extractor's spec as Markdown code that a ``|`` in it cannot split a table cell
-    (GitHub's tables take ``\\|`` inside code)."""
-    return "`" + name.replace("|", "\\|") + "`"
+    """An extractor's spec as Markdown code, or as escaped text when a code span cannot
+    hold it (a ``|`` would split a table cell): :func:`md_code`."""
+    return md_code(name)
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -253,7 +254,7 @@ def board_markdown(board: Board) -> list[str]:
     undefined measures, failures, and the pairs behind the ranks."""
     truth = board.truth
     lines = [
-        f"## {truth.name}",
+        f"## {md_text(truth.name)}",
         "",
         f"version {truth.version}, sha256 `{truth.sha256[:16]}…`; {truth.documents} "
         f"documents, {truth.graph_cases} graph cases. Cells: macro mean over documents "
@@ -263,7 +264,7 @@ def board_markdown(board: Board) -> list[str]:
     ]
     for index, rule in enumerate(board.rules):
         first = index == 0
-        lines += [f"### Rule: {rule}" + (" (ranks)" if first else ""), ""]
+        lines += [f"### Rule: {md_text(rule)}" + (" (ranks)" if first else ""), ""]
         header = [*(["rank"] if first else []), "extractor", *HEADLINE, "status"]
         rows = [
             [
@@ -277,8 +278,12 @@ def board_markdown(board: Board) -> list[str]:
         lines += _table(header, rows)
         notes = _undefined_notes(board, rule)
         if first:
-            notes += [f"- **failed** `{e.extractor}`: {e.error}" for e in board.entries if e.error]
-            notes += [f"- `{e.extractor}`: {e.note}" for e in board.entries if e.note]
+            notes += [
+                f"- **failed** {_code(e.extractor)}: {md_text(e.error)}"
+                for e in board.entries
+                if e.error
+            ]
+            notes += [f"- {_code(e.extractor)}: {md_text(e.note)}" for e in board.entries if e.note]
         if notes:
             lines += ["", *notes]
         lines.append("")
@@ -369,7 +374,7 @@ def leaderboard_texts(boards: Sequence[Board], context: Mapping[str, str]) -> di
     """File name -> text of extraction-leaderboard.md and .json; ``context`` (command,
     version, date, machine) heads both, as on the retrieval leaderboard."""
     lines = ["# recallbench extraction leaderboard", ""]
-    lines += [f"- {key}: {value}" for key, value in context.items()]
+    lines += [f"- {md_text(key)}: {md_text(value)}" for key, value in context.items()]
     lines.append("")
     for board in boards:
         lines += board_markdown(board)

@@ -16,6 +16,7 @@ from recallbench import __version__
 from recallbench.core._model import Record
 from recallbench.extraction._formats import ExtractionGroundTruth, ExtractionOutput
 from recallbench.extraction._measures import MEASURES, ExtractionScores, unannotated
+from recallbench.report._escape import md_text
 
 REPORT_FORMAT: Final = "recallbench.extraction-report/v1"
 
@@ -174,7 +175,7 @@ def render_markdown(report: ExtractionReport) -> str:
     """The report as Markdown: one table per rule, notes on undefined measures."""
     truth, output = report.ground_truth, report.output
     lines = [
-        f"# Extraction: {output.system} on {truth.name}",
+        f"# Extraction: {md_text(output.system)} on {md_text(truth.name)}",
         "",
         f"recallbench {report.recallbench_version}, "
         f"{report.created_at.isoformat(timespec='seconds')}. "
@@ -186,7 +187,7 @@ def render_markdown(report: ExtractionReport) -> str:
         level = level_label(scores)
         method = scores.interval.get("method", "bca")
         lines += [
-            f"## Rule: {scores.rule}",
+            f"## Rule: {md_text(scores.rule)}",
             "",
             f"| measure | n | macro | {level} interval ({method}) | micro | "
             f"{level} interval (percentile) |",
@@ -202,14 +203,17 @@ def render_markdown(report: ExtractionReport) -> str:
         notes = report.undefined.get(scores.rule, {})
         if notes:
             lines.append("")
-            lines += [f"- {name} –: {why}" for name, why in notes.items()]
+            lines += [f"- {name} –: {md_text(why)}" for name, why in notes.items()]
         if scores.missing_documents:
             lines += ["", f"Documents the output lacks: {len(scores.missing_documents)}."]
         lines.append("")
     changes = loader_changes(report)
     if report.ground_truth.loader is not None:
         lines += [f"## Loader changes: {len(changes)}", ""]
-        lines += [f"- {c.get('subject')}: {c.get('action')}, {c.get('reason')}" for c in changes]
+        lines += [
+            "- " + md_text(f"{c.get('subject')}: {c.get('action')}, {c.get('reason')}")
+            for c in changes
+        ]
         lines.append("")
     return "\n".join(lines)
 
