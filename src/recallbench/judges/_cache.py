@@ -72,8 +72,8 @@ def cache_key(
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """One answer to store: the completion (tokens unknown for an unparseable answer the
-    provider refused to hand over as a completion) and what the task read from it."""
+    """One answer to store: the completion (tokens unknown for an unparseable answer from a
+    provider that gave its text only) and what the task read from it."""
 
     key: CacheKey
     completion: Completion
