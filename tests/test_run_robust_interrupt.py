@@ -25,6 +25,17 @@ HANG_GUARD = 5.0
 """Seconds allowed between the signal and the exit (the promise is about 1 s)."""
 
 
+INTERRUPTIBLE = [
+    sys.executable,
+    "-c",
+    "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "runpy.run_module('recallbench', run_name='__main__', alter_sys=True)",
+]
+"""`python -m recallbench` with Ctrl-C's disposition set, as a terminal gives it: a shell
+that starts background jobs (`make test &`) has them ignore SIGINT, and Python keeps an
+ignored SIGINT ignored, so the signal these tests send would do nothing."""
+
+
 def interrupted(
     tmp_path: Path, arguments: list[str], asking: Callable[[], bool], **env: str
 ) -> str:
@@ -32,7 +43,7 @@ def interrupted(
     asked), send SIGINT; the exit code must be 130. Returns standard error."""
     env = {**os.environ, "RECALLBENCH_HOME": str(tmp_path / "home"), **env}
     process = subprocess.Popen(
-        [sys.executable, "-m", "recallbench", "run", *arguments, "--out", str(tmp_path / "out")],
+        [*INTERRUPTIBLE, "run", *arguments, "--out", str(tmp_path / "out")],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         env=env,

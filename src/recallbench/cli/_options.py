@@ -8,6 +8,8 @@ from typing import Any, TypeVar
 
 import click
 
+from recallbench.cli._types import FiniteFloat
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -40,7 +42,7 @@ def timeout_option(help_text: str) -> Callable[[F], F]:
     return click.option(
         "--timeout",
         metavar="SECONDS",
-        type=click.FloatRange(min=0, min_open=True),
+        type=FiniteFloat(min=0, min_open=True),
         default=60.0,
         show_default=True,
         help=help_text,

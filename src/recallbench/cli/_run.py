@@ -24,6 +24,7 @@ from recallbench.cli._options import (
     with_store_options,
 )
 from recallbench.cli._run_io import ReaderMayLeave, distinct_folders, writable_folder, written
+from recallbench.cli._types import FiniteFloat
 from recallbench.core import ConfigError, Dataset, Run
 from recallbench.datasets import DEFAULT_DATASET, load_dataset
 from recallbench.gates import load_config
@@ -123,7 +124,7 @@ Exit codes: 0 the run was measured (failed queries are counted and score 0);
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteFloat(min=0, min_open=True),
     metavar="SECONDS",
     help="Seconds each call to a system's process or endpoint may take. Default: the "
     "profile's (MCP [server] call_timeout, HTTP [http] timeout), else "

@@ -14,3 +14,11 @@ class Record(BaseModel):
         use_attribute_docstrings=True,
         validate_default=False,
     )
+
+
+class Settings(Record):
+    """A record read from a user's configuration (a profile, ``recallbench.toml``): as a
+    :class:`Record`, and a NaN or infinite number (TOML has ``nan`` and ``inf``) is a
+    located error, not a threshold every comparison fails or a timeout that never ends."""
+
+    model_config = ConfigDict(**Record.model_config, allow_inf_nan=False)

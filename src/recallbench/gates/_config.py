@@ -54,7 +54,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from recallbench.core import ConfigError, DatasetError, UnknownMeasureError
-from recallbench.core._model import Record
+from recallbench.core._model import Settings
 from recallbench.core._validation import problems_of
 from recallbench.judges._config import JudgeConfig
 
@@ -72,7 +72,7 @@ def _measure_name(name: str) -> str:
         raise ValueError(str(error)) from None
 
 
-class Threshold(Record):
+class Threshold(Settings):
     """Bounds on a mean: ``min`` / ``max`` block (unless ``blocking = false``), ``target``
     warns; ``target`` is met at or above it, or at or below it for a lower-is-better measure."""
 
@@ -90,7 +90,7 @@ class Threshold(Record):
         return self
 
 
-class Latency(Record):
+class Latency(Settings):
     """Latency SLOs in milliseconds over the run's queries."""
 
     p50: float | None = Field(default=None, gt=0)
@@ -99,7 +99,7 @@ class Latency(Record):
     blocking: bool = True
 
 
-class Regression(Record):
+class Regression(Settings):
     """The verdict against a baseline: a relative drop beyond the threshold of the measure's
     kind fails when the one-sided paired test against the baseline's per-query values says
     it is not noise (see :mod:`recallbench.gates._regression`)."""
@@ -122,7 +122,7 @@ class Regression(Record):
     seed: int = 0
 
 
-class Cost(Record):
+class Cost(Settings):
     """Bounds on what the judge spent on the labels a run was measured with (the
     ``[judge]`` prices); blocking unless ``blocking = false``."""
 
@@ -136,7 +136,7 @@ class Cost(Record):
 Statistic = Literal["macro", "micro", "lower"]
 
 
-class ExtractionGates(Record):
+class ExtractionGates(Settings):
     """``[gates.extraction]``: thresholds on an extraction report's measures."""
 
     rule: str | None = None
@@ -169,7 +169,7 @@ class ExtractionGates(Record):
             raise ValueError(str(error)) from None
 
 
-class Gates(Record):
+class Gates(Settings):
     measures: dict[str, Threshold] = Field(default_factory=dict)
     categories: dict[str, dict[str, Threshold]] = Field(default_factory=dict)
     """Category -> measure -> thresholds on the category's mean."""
@@ -211,7 +211,7 @@ def _canonical_keys(value: Any) -> Any:
     return {_measure_name(str(name)): threshold for name, threshold in value.items()}
 
 
-class Config(Record):
+class Config(Settings):
     """The whole configuration (all keys optional)."""
 
     datasets: list[str] = Field(default_factory=list)
@@ -230,7 +230,7 @@ class Config(Record):
         return [_measure_name(name) for name in value]
 
 
-class LoadedConfig(Record):
+class LoadedConfig(Settings):
     config: Config
     path: Path | None
     """Where it was read from; None when there is no configuration."""

@@ -15,7 +15,7 @@ from typing import Annotated, Any, ClassVar, Literal, TypeVar
 from pydantic import AfterValidator, Field, JsonValue, ValidationError, model_validator
 
 from recallbench.core import ConfigError, DatasetError
-from recallbench.core._model import Record
+from recallbench.core._model import Record, Settings
 from recallbench.core._validation import problems_of
 from recallbench.systems._folder import name_problem
 
@@ -33,7 +33,7 @@ ProfileName = Annotated[str, AfterValidator(_folder_safe)]
 """A profile's name: it names folders, so no separator and not ``.`` or ``..``."""
 
 
-class Install(Record):
+class Install(Settings):
     npm: str | None = None
     """An npm package spec, installed with ``npm install`` into the profile's folder."""
     pip: list[str] = Field(default_factory=list)
@@ -42,7 +42,7 @@ class Install(Record):
     """The interpreter for that environment (``python3.12``); default: the current one."""
 
 
-class Server(Record):
+class Server(Settings):
     transport: Literal["stdio", "streamable-http"] = "stdio"
     command: list[str] = Field(default_factory=list)
     """The command line; ``{install}`` is the installed folder, ``{workdir}`` a fresh
@@ -66,7 +66,7 @@ class Server(Record):
         return self
 
 
-class Ingest(Record):
+class Ingest(Settings):
     tool: str
     batch_size: int = Field(default=1, ge=1)
     batch_field: str | None = None
@@ -76,7 +76,7 @@ class Ingest(Record):
     ``{metadata.KEY}`` are replaced."""
 
 
-class Search(Record):
+class Search(Settings):
     tool: str
     arguments: dict[str, JsonValue]
     """``{query}`` and ``{k}`` are replaced (``{k}`` keeps its integer type)."""
@@ -84,7 +84,7 @@ class Search(Record):
     """The most results the tool accepts; ``{k}`` is capped at it."""
 
 
-class Results(Record):
+class Results(Settings):
     source: Literal["structured", "json_text", "text_blocks"] = "structured"
     """Where hits are: structured content (falling back to JSON in the first text block),
     JSON inside the first text block, or one text block per hit."""
@@ -103,7 +103,7 @@ class Results(Record):
     """Regular expressions that mark a text answer as an error even if is_error is false."""
 
 
-class Reset(Record):
+class Reset(Settings):
     """How to empty the server's store between units (LongMemEval: one haystack per
     question) without restarting it; without ``[reset]``, each unit gets a new server."""
 
@@ -125,14 +125,14 @@ class Reset(Record):
         return self
 
 
-class ReadTool(Record):
+class ReadTool(Settings):
     tool: str
     """A tool that reads memories by id (server-memory's ``open_nodes``)."""
     ids: str
     """Dotted path of the argument holding one id or a list of ids (``names``)."""
 
 
-class ProxyRules(Record):
+class ProxyRules(Settings):
     """How ``recallbench proxy`` reads an agent's use of the server (optional)."""
 
     read_tools: list[ReadTool] = Field(default_factory=list)
@@ -148,7 +148,7 @@ _ITEM_PATH = re.compile(r"^(?:[^.\[\]]+(?:\[\])?)(?:\.[^.\[\]]+(?:\[\])?)*$|^$")
 _PLACEHOLDERS = re.compile(r"\{([a-z_.]+)\}")
 
 
-class ExtractedItems(Record):
+class ExtractedItems(Settings):
     """Where one kind of extracted item is in the list tool's answer, and how its fields map
     to recallbench's extraction output. Declarative, so that a new server that extracts
     needs a profile, not code."""
@@ -208,14 +208,14 @@ class ExtractedConnections(ExtractedItems):
     FIELDS = ("document", "reason", "entity")
 
 
-class ExtractRead(Record):
+class ExtractRead(Settings):
     tool: str
     """A tool that lists what the server extracted from one ingested document."""
     arguments: dict[str, JsonValue]
     """``{id}``, ``{title}`` and ``{ref}`` (see ``[extract] ref``) are replaced."""
 
 
-class Extract(Record):
+class Extract(Settings):
     """Ingest, then list what the server extracted: for a server that parses what it is
     given into observations, entities or relations (basic-memory's Markdown notes), as
     opposed to one that stores it as given. Only ``recallbench extract`` uses it."""
@@ -248,7 +248,7 @@ class Extract(Record):
         return self
 
 
-class Profile(Record):
+class Profile(Settings):
     """An MCP server's profile (the default kind)."""
 
     name: ProfileName
