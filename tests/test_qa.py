@@ -322,3 +322,31 @@ def test_two_systems_with_the_same_answers_count_each_model_call_once(
             calls[task]["tokens_in"],
             calls[task]["cost_usd"],
         )
+
+
+def test_two_run_files_of_one_system_are_two_rows(dataset_file: Path, tmp_path: Path) -> None:
+    """Two RUN files of the same system (two versions, two k) were one row: the second
+    silently replaced the first. Each is answered and named with its path."""
+    folders = []
+    for k in ("1", "3"):
+        folder = tmp_path / f"lexical-k{k}"
+        made = CliRunner().invoke(
+            main,
+            ["run", "--dataset", str(dataset_file), "--system", "builtin-lexical", "--k", k,
+             "--no-store", "-q", "--out", str(folder)],
+        )  # fmt: skip
+        assert made.exit_code == 0, made.output
+        folders.append(folder)
+    with serve_prompts(grader) as endpoint:
+        result = CliRunner().invoke(
+            main,
+            ["qa", *map(str, folders), "--dataset", str(dataset_file), "--k", "2",
+             "--config", str(_config(tmp_path, endpoint.base_url)), "--judge-cache", "none",
+             "--out", str(tmp_path / "out")],
+        )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "out" / "qa.json").read_text())
+    names = [s["system"] for s in report["systems"]]
+    assert len(names) == 2 and all(name.startswith("builtin-lexical (") for name in names)
+    memories = {r["system"]: r["memories"] for r in report["questions"] if r["query_id"] == "q1"}
+    assert sorted(memories.values()) == [1, 2]  # k 1 gave one memory, k 3 its top 2

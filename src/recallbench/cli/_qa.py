@@ -139,8 +139,8 @@ def qa(
     runs = _runs(run_paths, names, dataset, questions, k, console)
     if not runs and not full_context:
         raise ConfigError("nothing answers: give RUN files, --system NAME or --full-context")
-    contexts = {run.spec.system: retrieved_context(dataset, run, k) for run in runs}
-    recalls = {run.spec.system: evidence_recall(dataset, run, k, questions) for run in runs}
+    contexts = {name: retrieved_context(dataset, run, k) for name, run in runs}
+    recalls = {name: evidence_recall(dataset, run, k, questions) for name, run in runs}
     if full_context:
         contexts[FULL_CONTEXT] = whole_context(dataset, questions)
     with open_cache(cache_spec, store_url) as cache:
@@ -170,18 +170,20 @@ def _runs(
     questions: Sequence[Question],
     k: int,
     console: Console,
-) -> list[Run]:
-    """Runs read from RUN files, else made now on the chosen questions only."""
+) -> list[tuple[str, Run]]:
+    """(name, run) of runs read from RUN files, else made now on the chosen questions only.
+    Two RUN files of one system keep both, named with their paths (``read_runs``)."""
     if paths:
         if names:
             raise ConfigError("give RUN files or --system, not both")
-        return [run for _, run in read_runs(paths, dataset)]
+        return read_runs(paths, dataset)
     if not names:
         return []
     wanted = {question.query.id for question in questions}
     subset = _only(dataset, wanted)
     systems = _systems(list(dict.fromkeys(names)), subset, None, None, False)
-    return [_record(subset, system, k, console) for system in systems]
+    runs = [_record(subset, system, k, console) for system in systems]
+    return [(run.spec.system, run) for run in runs]
 
 
 def _only(dataset: Dataset, query_ids: set[str]) -> Dataset:
