@@ -1,7 +1,8 @@
 """An MCP memory server (official SDK) that misbehaves on request, for the proxy's fault
-tests: ``search("hang")`` never answers, ``crash()`` ends the process (status 3, a message
-on standard error), ``search("big N")`` answers with one hit of N bytes, and ``write``
-takes a memory of any size. Every other search answers with one hit per stored memory.
+tests: ``search("hang")`` never answers (and creates the file ``$FAULTY_HANG_MARKER``, when
+set, so that a test knows the call arrived), ``crash()`` ends the process (status 3, a
+message on standard error), ``search("big N")`` answers with one hit of N bytes, and
+``write`` takes a memory of any size. Every other search answers with one hit per stored memory.
 ``python faulty_mcp_server.py [http PORT]``: stdio, or Streamable HTTP on PORT."""
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ def write(content: str) -> str:
 def search(query: str) -> list[str]:
     """The stored memories (or a fault, by query)."""
     if query == "hang":
+        marker = os.environ.get("FAULTY_HANG_MARKER")
+        if marker:
+            open(marker, "w").close()
         time.sleep(3600)
     if query.startswith("big "):
         return ["x" * int(query.split()[1])]

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from recallbench.core._net import free_port
+from recallbench.online._upstream import UpstreamLost
 from recallbench.store import open_store
 from recallbench.systems._mcp import wait_for_listener
 
@@ -219,7 +220,7 @@ def test_the_fault_table_no_hung_call_no_silent_loss(fault: Fault, tmp_path: Pat
     written, full, lost, refused = summary(stderr)
     assert stored_records(url) == written
     if fault.name == "crash":
-        assert status == 2
+        assert status == UpstreamLost.exit_code  # the same on every path the proxy stops by
         assert "crashing on purpose" in stderr and "the memory server closed" in stderr
     else:
         assert status == 0, stderr

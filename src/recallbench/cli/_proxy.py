@@ -40,7 +40,12 @@ Over HTTP, clients send `Authorization: Bearer TOKEN` (the token is printed at s
 unless given) and browser pages are refused unless their origin is --allow-origin.
 A call the server does not answer within the profile's call_timeout gets a JSON-RPC
 error; when the server exits, the proxy writes the telemetry and exits with status 2.
-At exit it prints how many records were written, dropped and lost.
+On SIGINT or SIGTERM calls in flight get 2 s (over HTTP), then an error reply; the exit
+status is 0, or 130 (interrupted) when calls were cut short that way.
+At exit it prints how many records were written, dropped and lost (or, with a store that
+could not be opened and --no-require-store, how many were not stored). A --shadow
+candidate that does not start within 15 s (or its startup_timeout), exits or lacks its
+tools is left out: the proxy serves without it and counts what it would have mirrored.
 """,
 )
 @click.option(
@@ -57,6 +62,13 @@ At exit it prints how many records were written, dropped and lost.
     "Default: a temporary folder, removed when the proxy stops.",
 )
 @store_option
+@click.option(
+    "--require-store/--no-require-store",
+    default=None,
+    help="Refuse to start when the store cannot be opened (malformed: exit 2; database "
+    "unreachable or full: exit 69), rather than serve with telemetry off. Default: on with "
+    "--store, off for the default store; off, the exit line counts the records not stored.",
+)
 @workspace_option
 @click.option(
     "--http",
@@ -162,6 +174,7 @@ def proxy(
     profile_name: str | None,
     store_dir: Path | None,
     store_url: str | None,
+    require_store: bool | None,
     workspace: str,
     http_port: int | None,
     validate_tool: bool,
@@ -226,6 +239,7 @@ def proxy(
         interleave=interleave,
         interleave_wait=_default_wait() if interleave_wait is None else interleave_wait,
         outcome_tool=outcome_tool,
+        require_store=store_url is not None if require_store is None else require_store,
     )
     try:
         anyio.run(serve, options)

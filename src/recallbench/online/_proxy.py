@@ -66,6 +66,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from recallbench.core import SystemUnderTestError
 from recallbench.online._feedback import Feedback, Search, SessionFeedback, result_ids
 from recallbench.systems._answers import answer_texts, hit_text, normalise, raw_hits, select
@@ -77,6 +79,7 @@ if TYPE_CHECKING:
 
     from recallbench.online._relay import RelayUpstream
     from recallbench.online._shadow import Shadow
+    from recallbench.online._shadow_absent import AbsentShadow
     from recallbench.online._upstream import Upstream
     from recallbench.telemetry import TelemetryLogger, TelemetryStats
 
@@ -215,10 +218,19 @@ class Observer:
     def __init__(self, size: int = OBSERVE_QUEUE) -> None:
         self._jobs: queue.Queue[Callable[[], None] | None] = queue.Queue(size)
         self._thread: threading.Thread | None = None
+        self._stopped = False
         self.dropped = 0
+        self.late = 0
+        """Jobs submitted after :meth:`stop` (calls answered once the log was closed)."""
 
     def submit(self, job: Callable[[], None]) -> None:
-        """Queue ``job``; drop it (counted) when the queue is full."""
+        """Queue ``job``; drop it (counted) when the queue is full, or when the observer
+        has stopped (the telemetry is written: said on standard error, never silent)."""
+        if self._stopped:
+            self.late += 1
+            if self.late == 1:
+                warn("calls answered after the log was closed are not logged (stopping)")
+            return
         if self._thread is None:
             self._thread = threading.Thread(target=self._serve, name="proxy-log", daemon=True)
             self._thread.start()
@@ -235,7 +247,9 @@ class Observer:
             self._jobs.join()
 
     def stop(self) -> None:
-        """Do what is queued, then end the thread. Calling it again does nothing."""
+        """Do what is queued, then end the thread; later jobs are refused (counted).
+        Calling it again does nothing."""
+        self._stopped = True
         thread, self._thread = self._thread, None
         if thread is not None:
             self._jobs.put(None)
@@ -315,6 +329,8 @@ class Proxy:
         outcome_tool: bool = False,
         store_url: str | None = None,
         workspace: str = "default",
+        telemetry_off: str | None = None,
+        absent: AbsentShadow | None = None,
     ) -> None:
         self.upstream = upstream
         self.watch = watch
@@ -333,6 +349,18 @@ class Proxy:
         """The candidate of ``--shadow``: its rows are written by the logging thread."""
         if shadow is not None:
             shadow.submit = self.observer.submit
+        self.absent = absent
+        """The ``--shadow`` candidate that did not start (served without it, counted)."""
+        self.telemetry_off = telemetry_off
+        """Why the store could not be opened (telemetry is None): records are counted."""
+        self.not_stored = 0
+        """Records not stored because telemetry is off (:attr:`telemetry_off`)."""
+        self._count_lock = threading.Lock()
+        self._in_flight: set[anyio.CancelScope] = set()
+        self.stopping: str | None = None
+        """Why the proxy stops (set by :meth:`cut_calls`): calls still waiting get an error."""
+        self.cut = 0
+        """Calls in flight the proxy answered with an error because it stopped."""
 
     async def check_tools(self) -> None:
         """Refuse to serve (SystemUnderTestError) when the server lacks the profile's search
@@ -393,16 +421,47 @@ class Proxy:
                 )
         return server
 
+    async def request(self, request: Any) -> dict[str, Any]:
+        """The upstream's answer to one of the agent's requests (SDK path), unless the proxy
+        stops first (:meth:`cut_calls`): then an ``MCPError`` saying so, which the agent
+        gets as a JSON-RPC error reply rather than a dropped connection."""
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import INTERNAL_ERROR
+
+        if self.stopping is None:
+            with anyio.CancelScope() as scope:
+                self._in_flight.add(scope)
+                try:
+                    return await self._sdk.request(request)
+                finally:
+                    self._in_flight.discard(scope)
+        self.cut += 1
+        method = getattr(request, "method", "the request")
+        raise MCPError(
+            INTERNAL_ERROR,
+            f"recallbench proxy: stopping ({self.stopping}): {self.watch.name} had not "
+            f"answered {method}; the call was abandoned",
+        )
+
+    def cut_calls(self, why: str) -> int:
+        """The proxy stops for ``why``: every request still waiting on the upstream server
+        (and any later one) gets an error reply. The number of requests cut."""
+        self.stopping = why
+        scopes = list(self._in_flight)
+        for scope in scopes:
+            scope.cancel()
+        return len(scopes)
+
     def _forward(self, request_type: type[Any]) -> Handler:
         async def forward(ctx: ServerRequestContext[Any], params: Any) -> dict[str, Any]:
-            return self.verbatim.keep(ctx, await self._sdk.request(request_type(params=params)))
+            return self.verbatim.keep(ctx, await self.request(request_type(params=params)))
 
         return forward
 
     async def _list_tools(self, ctx: ServerRequestContext[Any], params: Any) -> dict[str, Any]:
         import mcp_types as types
 
-        page = await self._sdk.request(types.ListToolsRequest(params=params))
+        page = await self.request(types.ListToolsRequest(params=params))
         if not page.get("nextCursor"):  # the proxy's own tools end the last page
             own = [VALIDATE_SCHEMA] if self.validate_tool else []
             own += [OUTCOME_SCHEMA] if self.outcome_tool else []
@@ -415,6 +474,8 @@ class Proxy:
         background work goes between the agent's calls)."""
         shadow = self.shadow
         if shadow is None or params.name in (VALIDATE_TOOL, OUTCOME_TOOL):
+            if self.absent is not None:
+                self.absent.count(params.name)
             return await self._call_tool(ctx, params)  # the proxy's own: nothing forwarded
         shadow.calls_started()
         try:
@@ -440,7 +501,7 @@ class Proxy:
             None if shadow is None else shadow.begin(params.name, arguments, query_id, session.id)
         )
         try:
-            answer = await self._sdk.request(types.CallToolRequest(params=params))
+            answer = await self.request(types.CallToolRequest(params=params))
         except Exception as error:
             if shadow is not None:  # a failed search is still compared
                 latency_ms = (time.perf_counter() - started) * 1000
@@ -518,10 +579,19 @@ class Proxy:
             warn(shadow.stats.line())
             if shadow.store is not None:
                 shadow.store.close()
+        elif self.absent is not None:
+            warn(self.absent.line())
+            self.absent = None
         while self.sessions:
             _, session = self.sessions.popitem()
             self._end(session)
         telemetry, self.telemetry = self.telemetry, None
+        if self.telemetry_off is not None:
+            warn(
+                f"telemetry: off (the store could not be opened): {self.not_stored} records "
+                "not stored"
+            )
+            self.telemetry_off = None
         if telemetry is None:
             return
         try:
@@ -560,7 +630,9 @@ class Proxy:
             texts = {hit_id: text for hit_id, text in reversed(hits) if hit_id and text}
             search = Search(query_id or uuid.uuid4().hex, str(query), ids, clock)
             events = session.rules.search(search)
-            if self.telemetry is not None:
+            if self.telemetry is None:
+                self._not_stored(1)
+            else:
                 self.telemetry.log_search(
                     search.text,
                     list(ids),
@@ -580,8 +652,15 @@ class Proxy:
         profile = self.watch.profile
         return None if profile is None else hits_of(profile, answer)
 
+    def _not_stored(self, records: int) -> None:
+        """Count records that telemetry, off because the store could not be opened, loses."""
+        if self.telemetry_off is not None and records:
+            with self._count_lock:
+                self.not_stored += records
+
     def _log_feedback(self, session: ProxySession, events: list[Feedback]) -> None:
         if self.telemetry is None:
+            self._not_stored(len(events))
             return
         for event in events:
             self.telemetry.log_feedback(
@@ -606,6 +685,7 @@ class Proxy:
             return _text(f"no search of this session returned {doc_id!r}; pass its query_id", True)
         verdict = "useful" if useful else "not useful"
         if self.telemetry is None:
+            self._not_stored(2)  # its feedback event and its judgment
             return _text(f"not recorded: telemetry is off ({doc_id} was {verdict})", False)
         try:
             self.telemetry.log_validation(query_id, doc_id, useful)

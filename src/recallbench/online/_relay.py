@@ -303,6 +303,8 @@ class Relay:
             )
             if proxy.shadow is not None:
                 proxy.shadow.calls_started()
+            elif proxy.absent is not None:
+                proxy.absent.count(call.name)
         if self.upstream.lost.is_set():  # the proxy is stopping: no server to ask
             closed = f"recallbench proxy: {self.upstream.launch.name} closed the connection"
             self.writer.write(error_line(ident, CONNECTION_CLOSED, closed + " (it exited)"))
@@ -645,7 +647,7 @@ class LineClient:
         except Exception as error:
             if getattr(error, "code", None) == REQUEST_TIMEOUT:
                 raise SystemUnderTestError(
-                    f"{launch.name}: server did not start within {launch.startup_timeout} s"
+                    f"{launch.name}: server did not start within {launch.startup_timeout:g} s"
                 ) from None
             raise SystemUnderTestError(f"{launch.name}: server failed to start: {error}") from None
         client._send({"jsonrpc": "2.0", "method": "notifications/initialized"})

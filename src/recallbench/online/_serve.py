@@ -10,11 +10,22 @@ Over stdio, a signal while the client still holds our input open may not end the
 (the SDK's, a thread blocked reading standard input, when it is not a pipe; ``_stdio``):
 after writing the telemetry, the proxy waits ``SIGNAL_GRACE`` seconds for a clean end, then
 exits as a plain stdio server would on that signal (a stdio upstream server sees its input
-close and ends too). Over HTTP, clients still connected (an open event stream) get
-``SHUTDOWN_GRACE`` seconds, then the connections are closed.
+close and ends too). Over HTTP, a signal stops new connections; the calls in flight get
+``SHUTDOWN_GRACE`` seconds to be answered (and logged), then those still waiting on the
+server get a JSON-RPC error reply (the proxy then exits with status 130, "interrupted":
+:class:`Interrupted`); clients still connected (an open event stream) are disconnected
+``CUT_REPLY_GRACE`` seconds later. The telemetry is written once nothing can be answered any
+more, so that every answered call is in the log the exit line counts.
 
 When the upstream server exits, the call that found out gets an error, the proxy says so
-on standard error, writes the telemetry and stops with status 2 (``UpstreamLost``).
+on standard error, writes the telemetry and stops with ``UpstreamLost``'s status.
+
+The store is opened before anything starts: with ``require_store`` (an explicit
+``--store``) a store that cannot be opened stops the proxy (:class:`StoreUnavailable`: 2
+when the store is malformed, 69 when the database failed); otherwise the proxy serves with
+telemetry off and says at exit how many records were not stored. A ``--shadow`` candidate
+that does not start within ``SHADOW_START`` seconds, exits or lacks its tools is left out
+(:mod:`recallbench.online._shadow_absent`): the agent is served by the primary alone.
 """
 
 from __future__ import annotations
@@ -33,11 +44,12 @@ from typing import Any
 
 import anyio
 
-from recallbench.core import ConfigError
+from recallbench.core import ConfigError, RecallbenchError, SystemUnderTestError
 from recallbench.online._guard import Guard, new_token
 from recallbench.online._proxy import Proxy, Watch, warn
 from recallbench.online._relay import NICE, LineClient, Relay, RelayUpstream
 from recallbench.online._shadow import Shadow
+from recallbench.online._shadow_absent import SHADOW_START, AbsentShadow
 from recallbench.online._stdio import loop_stdio, pipes
 from recallbench.online._upstream import (
     Launch,
@@ -51,15 +63,37 @@ from recallbench.systems._profile import Profile
 SIGNAL_GRACE = 1.0
 """Seconds a stdio proxy waits after a signal before exiting without the SDK's clean-up."""
 SHUTDOWN_GRACE = 2
-"""Seconds an HTTP proxy lets connected clients finish before closing their connections."""
+"""Seconds an HTTP proxy lets calls in flight be answered after a signal; then those still
+waiting on the server get an error reply."""
+CUT_REPLY_GRACE = 1
+"""Seconds after ``SHUTDOWN_GRACE`` before the HTTP proxy closes connections still open
+(the error replies of the calls cut go out first)."""
 REPLY_GRACE = 0.5
 """Seconds between the upstream's exit being noticed and the proxy stopping: the error
 reply to the call that noticed it goes out first."""
 MAX_BODY = 256 * 1024 * 1024
 """Largest request the HTTP proxy accepts (the SDK's default, 4 MiB, refuses a large memory
 an agent writes)."""
-LOST_STATUS = 2
-"""Exit status when the upstream server exited (as :class:`UpstreamLost`)."""
+LOST_STATUS = UpstreamLost.exit_code
+"""Exit status when the upstream server exited (:class:`UpstreamLost`'s, on every path)."""
+INTERRUPTED_STATUS = 130
+"""Exit status when a signal cut calls short (the exit-code table's "interrupted")."""
+SERVICE_STATUS = 69
+"""Exit status when the store's database failed (the exit-code table's "a service failed")."""
+
+
+class Interrupted(RecallbenchError):
+    """A signal stopped the proxy while calls waited on the server (each got an error)."""
+
+    exit_code = INTERRUPTED_STATUS
+
+
+class StoreUnavailable(RecallbenchError):
+    """The store asked for (``--store``) cannot be opened: nothing was started."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,12 +134,17 @@ class ProxyOptions:
     relay: bool = True
     """Relay JSON-RPC lines (:mod:`recallbench.online._relay`) where it can serve; False:
     always the SDK's server and client."""
+    require_store: bool = False
+    """A store that cannot be opened stops the proxy before it starts; False: it serves
+    with telemetry off and counts the records not stored."""
 
 
 async def serve(options: ProxyOptions) -> None:
     """Run the proxy until the client goes away or a signal stops it."""
     if options.http_port is not None:
         _check_port(options.http_port)
+    logs = options.profile is not None or options.validate_tool  # else nothing to log
+    off = _open_store(options) if logs else None  # before anything starts
     async with AsyncExitStack() as stack:
         launch = _launch(options, stack)
         upstream: Upstream | RelayUpstream
@@ -113,23 +152,22 @@ async def serve(options: ProxyOptions) -> None:
             upstream = await RelayUpstream.start(launch, stack)
         else:
             upstream = await Upstream.connect(launch, stack)
-        logs = options.profile is not None or options.validate_tool  # else nothing to log
-        shadow = await _shadow(options, stack)
+        shadow, absent = await _shadow(options, stack)
         proxy = Proxy(
             upstream,
             Watch.of(options.profile, _name(options)),
-            _telemetry(options) if logs else None,
+            _telemetry(options) if logs and off is None else None,
             validate_tool=options.validate_tool,
             shadow=shadow,
             outcome_tool=options.outcome_tool,
             store_url=options.store_url,
             workspace=options.workspace,
+            telemetry_off=off,
+            absent=absent,
         )
         try:
             if isinstance(upstream, Upstream):  # the relay checks after the agent's handshake
                 await proxy.check_tools()
-            if shadow is not None:
-                await shadow.check_tools()
             async with anyio.create_task_group() as group:
                 if shadow is not None:  # the candidate is served by a task of its own
                     group.start_soon(shadow.run)
@@ -144,6 +182,13 @@ async def serve(options: ProxyOptions) -> None:
             proxy.finish()  # before the upstream server stops (the stack closes)
         if upstream.lost.is_set():
             raise UpstreamLost(f"{upstream.launch.name}: the memory server exited")
+        if proxy.cut:
+            calls = "1 call" if proxy.cut == 1 else f"{proxy.cut} calls"
+            raise Interrupted(
+                f"stopped by {proxy.stopping} with {calls} in flight that "
+                f"{upstream.launch.name} had not answered within {SHUTDOWN_GRACE} s: "
+                "the agent got a JSON-RPC error for each"
+            )
 
 
 def _relays(options: ProxyOptions, launch: Launch) -> bool:
@@ -196,51 +241,108 @@ def _workdir(profile: Profile, store_dir: Path | None, stack: AsyncExitStack) ->
     return workdir
 
 
-async def _shadow(options: ProxyOptions, stack: AsyncExitStack) -> Shadow | None:
-    """The candidate of ``--shadow``, started (its own folder, its profile's timeouts) with
-    the store its runs go to (None when the store cannot be opened: mirrored anyway)."""
-    from recallbench.store import open_store
-
+async def _shadow(
+    options: ProxyOptions, stack: AsyncExitStack
+) -> tuple[Shadow | None, AbsentShadow | None]:
+    """The candidate of ``--shadow``, started (its own folder, its profile's timeouts, at
+    most ``SHADOW_START`` seconds to start) and checked, with the store its runs go to
+    (None when the store cannot be opened: mirrored anyway). A candidate that does not
+    start is stopped and left out: (None, what the proxy counts in its place)."""
     candidate = options.shadow
     if candidate is None:
-        return None
-    if options.profile is None:
+        return None, None
+    primary = options.profile
+    if primary is None:
         raise ConfigError("--shadow needs --profile (its tools say what to mirror)")
+    own = await stack.enter_async_context(AsyncExitStack())  # closed now if it fails
+    try:
+        shadow = await _start_shadow(options, primary, candidate, own)
+    except ConfigError:  # the options or the profile: the user's to fix, now
+        raise
+    except Exception as error:  # it hung, exited, lacks its tools, cannot be run
+        await own.aclose()
+        reason = str(error).removeprefix(f"{candidate.name}: ")
+        warn(
+            f"shadow: the candidate {candidate.name} is left out: {reason}; serving without "
+            "it (the calls it would have had are counted)"
+        )
+        absent = AbsentShadow(candidate.name, reason, primary.ingest.tool, primary.search.tool)
+        return None, absent
+    return shadow, None
+
+
+async def _start_shadow(
+    options: ProxyOptions, primary: Profile, candidate: Profile, stack: AsyncExitStack
+) -> Shadow:
+    """Start and check the candidate (SystemUnderTestError when it does not start)."""
+    from recallbench.store import open_store
+
     workdir = _workdir(candidate, options.shadow_store_dir, stack)
     launch = profile_launch(candidate, workdir)
+    launch = replace(launch, startup_timeout=min(launch.startup_timeout, SHADOW_START))
     upstream: Upstream | LineClient
     if options.relay and launch.transport == "stdio":  # lines, not the SDK's session
         # nobody waits for it (unless interleaving): it yields the CPU to the agent's side
         upstream = await LineClient.connect(launch, stack, 0 if options.interleave else NICE)
     else:
         upstream = await Upstream.connect(launch, stack)
-    try:
-        store = open_store(options.store_url, workspace=options.workspace)
-    except Exception as error:
-        warn(f"shadow runs are not stored: the store cannot be opened: {error}")
-        store = None
-    return Shadow(
+    shadow = Shadow(
         upstream,
-        options.profile,
+        primary,
         candidate,
         options.shadow_percent,
-        store,
         interleave=options.interleave,
         wait=options.interleave_wait,
     )
+    try:
+        await shadow.check_tools()
+    except SystemUnderTestError:
+        raise
+    except Exception as error:
+        raise SystemUnderTestError(f"{candidate.name}: listing its tools failed: {error}") from None
+    try:  # closed by the proxy once the last batch is written
+        shadow.store = open_store(options.store_url, workspace=options.workspace)
+    except Exception as error:
+        warn(f"shadow runs are not stored: the store cannot be opened: {error}")
+    return shadow
 
 
-def _telemetry(options: ProxyOptions) -> Any:
-    """The logger; when the store cannot be opened, a warning and no logging (the agent's
-    memory keeps working)."""
+def _open_store(options: ProxyOptions) -> str | None:
+    """Open and close the store before anything starts: None when it opens; otherwise why
+    not (telemetry is then off), or StoreUnavailable when ``require_store``."""
     from recallbench.store import open_store
-    from recallbench.telemetry import TelemetryLogger
 
     try:
         open_store(options.store_url, workspace=options.workspace).close()
     except Exception as error:
+        if options.require_store:
+            raise StoreUnavailable(
+                f"{error}\n  The proxy did not start: everything it logs would be lost. Fix "
+                "the store, or pass --no-require-store to serve with telemetry off (the "
+                "records not stored are counted at exit).",
+                _store_status(error),
+            ) from None
         warn(f"telemetry is off: the store cannot be opened: {error}")
-        return None
+        return str(error)
+    return None
+
+
+def _store_status(error: BaseException) -> int:
+    """69 when the database failed (unreachable, full, an I/O error), else 2: the store
+    given is malformed (a bad URL, a file that is not a store)."""
+    import sqlalchemy.exc
+
+    cause = error.__cause__ or error.__context__
+    failed = isinstance(cause, sqlalchemy.exc.OperationalError) or (
+        isinstance(cause, OSError) and not isinstance(cause, FileNotFoundError | IsADirectoryError)
+    )
+    return SERVICE_STATUS if failed else 2
+
+
+def _telemetry(options: ProxyOptions) -> Any:
+    """The logger (the store was opened already: :func:`_open_store`)."""
+    from recallbench.telemetry import TelemetryLogger
+
     return TelemetryLogger(
         options.store_url,
         workspace=options.workspace,
@@ -315,15 +417,18 @@ async def _serve_http(server: Any, proxy: Proxy, upstream: Upstream, options: Pr
         host="127.0.0.1",
         port=port,
         log_level="warning",
-        timeout_graceful_shutdown=SHUTDOWN_GRACE,
+        # the calls cut at SHUTDOWN_GRACE get their error replies before connections close
+        timeout_graceful_shutdown=SHUTDOWN_GRACE + CUT_REPLY_GRACE,
     )
     web = Web(config)
 
     def stop(status: int) -> None:
         web.should_exit = True
+        if status > 128:  # a signal: calls still waiting after the grace get an error
+            group.start_soon(_cut_after, proxy, signal.Signals(status - 128).name)
 
     async with anyio.create_task_group() as group:
-        group.start_soon(_on_signal, proxy, stop)
+        group.start_soon(_on_signal, proxy, stop, False)
         group.start_soon(_on_lost, proxy, upstream, stop)
         warn(f"serving http://127.0.0.1:{port}/mcp{_access(options, token)}")
         try:
@@ -342,13 +447,25 @@ def _access(options: ProxyOptions, token: str | None) -> str:
     return f"\n  clients must send the header: Authorization: Bearer {token}"
 
 
-async def _on_signal(proxy: Proxy, stop: Callable[[int], None]) -> None:
-    """On SIGINT or SIGTERM: write the telemetry first, then stop serving."""
+async def _on_signal(proxy: Proxy, stop: Callable[[int], None], finish: bool = True) -> None:
+    """On SIGINT or SIGTERM: write the telemetry first (``finish``: over stdio, where the
+    process may have to end without a clean return), then stop serving. Over HTTP the
+    telemetry is written when serving has ended: calls answered meanwhile are logged."""
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async for signum in signals:
-            proxy.finish()
+            if finish:
+                proxy.finish()
             stop(128 + signum)
             return
+
+
+async def _cut_after(proxy: Proxy, why: str) -> None:
+    """After ``SHUTDOWN_GRACE`` seconds, calls still waiting on the server get an error."""
+    await anyio.sleep(SHUTDOWN_GRACE)
+    cut = proxy.cut_calls(why)
+    if cut:
+        calls = "1 call still waits" if cut == 1 else f"{cut} calls still wait"
+        warn(f"{why}: {calls} on the server after {SHUTDOWN_GRACE} s: an error reply each")
 
 
 async def _on_lost(

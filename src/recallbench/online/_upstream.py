@@ -117,7 +117,7 @@ class Upstream:
                 initialized = await session.initialize()
         except TimeoutError:
             raise SystemUnderTestError(
-                f"{launch.name}: server did not start within {launch.startup_timeout} s"
+                f"{launch.name}: server did not start within {launch.startup_timeout:g} s"
             ) from None
         except SystemUnderTestError:
             raise
