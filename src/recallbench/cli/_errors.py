@@ -39,7 +39,7 @@ Exit codes:
   0    success (gate passed)
   1    gate failed or regression found
   {EXIT_BAD_INPUT}    bad input or usage: the message says what and where
-  3    the system under test failed (every query, or any under --strict)
+  3    the system under test failed: did not start, or every query (any under --strict)
   {EXIT_SERVICE_FAILED}   a service failed: the store's database, the network, a provider's API
   {EXIT_INTERNAL}   internal error: a bug in recallbench (rerun with --debug, please report it)
   {EXIT_INTERRUPTED}  interrupted"""

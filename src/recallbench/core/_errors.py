@@ -60,4 +60,10 @@ class ConfigError(RecallbenchError):
 
 
 class SystemUnderTestError(RecallbenchError):
-    """A system under test could not be set up."""
+    """A system under test could not be set up or answered wrongly: its command did not
+    start, exited, hung at start, lacks a tool, answered off its format. Exit code 3, "the
+    system under test failed", as when its queries fail: the same profile or command can
+    work on another machine or at another moment, so it is not bad input (2), which is
+    what recallbench can tell is wrong before starting anything."""
+
+    exit_code = 3

@@ -23,7 +23,12 @@ def _umask() -> int:
 def _temporary_beside(path: Path, text: str, mode: int) -> str:
     """``text`` in a synced temporary file in ``path``'s folder, with ``mode``; its name."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        handle, temporary = tempfile.mkstemp(
+            prefix=f".{path.name}.", suffix=".tmp", dir=path.parent
+        )
+    except OSError as error:
+        raise _about(error, path) from None
     try:
         # mkstemp creates 0600; a report is an ordinary file and follows the umask
         os.fchmod(handle, mode)
@@ -31,11 +36,19 @@ def _temporary_beside(path: Path, text: str, mode: int) -> str:
             stream.write(text)
             stream.flush()
             os.fsync(stream.fileno())
-    except BaseException:
+    except BaseException as error:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
+        if isinstance(error, OSError):  # a full disk: named by the file asked for
+            raise _about(error, path) from None
         raise
     return temporary
+
+
+def _about(error: OSError, path: Path) -> OSError:
+    """``error`` naming ``path``, the file the user asked for, instead of the temporary
+    file beside it (whose name means nothing to them)."""
+    return type(error)(error.errno, error.strerror, str(path))
 
 
 def atomic_write_texts(files: Mapping[Path, str]) -> None:
@@ -51,7 +64,10 @@ def atomic_write_texts(files: Mapping[Path, str]) -> None:
         for path, text in files.items():
             written.append((_temporary_beside(path, text, mode), path))
         for temporary, path in written:
-            os.replace(temporary, path)
+            try:
+                os.replace(temporary, path)
+            except OSError as error:
+                raise _about(error, path) from None
     except BaseException:
         for temporary, _ in written:
             with contextlib.suppress(FileNotFoundError):

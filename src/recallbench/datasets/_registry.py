@@ -69,6 +69,8 @@ def load_dataset(spec: str | Path = DEFAULT_DATASET) -> Dataset:
         return load_json_dataset(bundled_path(text))
     prefix, sep, rest = text.partition(":")
     if sep and prefix in LOADERS:
+        if not rest.strip():  # Path("") is ".", which would be read as the current folder
+            raise UnknownNameError(f"dataset {text!r}: no path after {prefix}: ({prefix}:PATH)")
         return LOADERS[prefix](Path(rest))
     path = Path(text)
     if is_beir_folder(path):

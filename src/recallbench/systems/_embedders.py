@@ -14,7 +14,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from recallbench.core import SystemUnderTestError
+from recallbench.core import SystemUnderTestError, UnknownNameError
 
 Matrix = npt.NDArray[np.float32]
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -95,4 +95,4 @@ def make_embedder(name: str) -> Embedder:
         return WordLlamaEmbedder()
     if name == "stub":
         return StubEmbedder()
-    raise SystemUnderTestError(f"unknown embedder {name!r}; available: stub, wordllama")
+    raise UnknownNameError(f"unknown embedder {name!r}; available: stub, wordllama")
