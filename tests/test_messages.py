@@ -71,3 +71,26 @@ def test_an_output_that_cannot_be_written_is_named_by_its_own_path(tmp_path: Pat
     result = CliRunner().invoke(main, ["run", "--no-store", "--out", str(out), "-q"])
     assert result.exit_code == 2, result.output
     assert str(out / "report.json") in result.output and ".tmp" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("cache", "message"),
+    [
+        ("foo.json", "--judge-cache 'foo.json': a judge cache is a .jsonl file, a store URL"),
+        ("sqlite:///{tmp}/a-file/judge.db", "--judge-cache: history store"),
+    ],
+)
+def test_a_bad_judge_cache_is_named_by_its_option(tmp_path: Path, cache: str, message: str) -> None:
+    """A bad --judge-cache was reported as a "history store" with no word of the option."""
+    (tmp_path / "a-file").write_text("not a folder")
+    cache = cache.format(tmp=tmp_path)
+    config = tmp_path / "recallbench.toml"
+    config.write_text('[judge]\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n')
+    result = CliRunner().invoke(
+        main,
+        ["qa", "--config", str(config), "--system", "builtin-lexical", "--judge-cache", cache,
+         "--out", str(tmp_path / "out")],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert message in " ".join(result.output.split())
+    assert not (tmp_path / "out").exists()

@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
 from recallbench.cli import main
+from recallbench.cli._types import FiniteFloat
 from recallbench.core import DatasetError
 from recallbench.systems._profile import load_profile, shipped_profiles
 
@@ -48,3 +50,49 @@ def test_a_profile_timeout_must_be_finite(tmp_path: Path) -> None:
     assert [str(p) for p in caught.value.problems] == [
         "server.call_timeout: input should be a finite number, got NaN"
     ]
+
+
+def _commands(group: click.Command, path: str = "recallbench") -> list[tuple[str, click.Command]]:
+    found = [(path, group)]
+    if isinstance(group, click.Group):
+        context = click.Context(group)
+        for name in group.list_commands(context):
+            command = group.get_command(context, name)
+            assert command is not None
+            found += _commands(command, f"{path} {name}")
+    return found
+
+
+def test_every_number_option_of_every_command_refuses_nan() -> None:
+    """`proxy --call-timeout nan` exited 70, `--shadow-percent nan` mirrored nothing: every
+    float option is a FiniteFloat, which refuses nan and inf as a usage error."""
+    floats = [
+        f"{path} {param.opts[0]}"
+        for path, command in _commands(main)
+        for param in command.params
+        if isinstance(param.type, click.types.FloatParamType)
+    ]
+    assert len(floats) >= 15  # proxy, shadow, run, power, compare... all seen
+    loose = [
+        f"{path} {param.opts[0]}"
+        for path, command in _commands(main)
+        for param in command.params
+        if isinstance(param.type, click.types.FloatParamType)
+        and not isinstance(param.type, FiniteFloat)
+    ]
+    assert loose == []
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["proxy", "--call-timeout", "nan", "--", "true"],
+        ["proxy", "--shadow-percent", "nan", "--", "true"],
+        ["shadow", "start", "--alpha", "nan"],
+        ["shadow", "start", "--sample-percent", "inf"],
+    ],
+)
+def test_nan_in_a_proxy_or_shadow_option_is_a_usage_error(arguments: list[str]) -> None:
+    result = CliRunner().invoke(main, arguments)
+    assert result.exit_code == 2, result.output
+    assert "is not a finite number" in result.output

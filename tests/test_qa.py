@@ -194,6 +194,12 @@ def test_full_context_row_and_bad_input(dataset_file: Path, tmp_path: Path) -> N
     not_qa.write_text('{"format": "something"}', encoding="utf-8")
     bad = _qa(config, dataset_file, tmp_path / "x", "--previous", str(not_qa))
     assert bad.exit_code == 2 and "not a recallbench QA report" in bad.output
+    # issue 28 item 31: an unknown --unit was never named
+    bad = _qa(config, dataset_file, tmp_path / "x", "--unit", "conv-30")
+    assert bad.exit_code == 2 and "--unit 'conv-30': not in" in bad.output
+    bad = _qa(config, dataset_file, tmp_path / "x", "--category", "nope")
+    assert bad.exit_code == 2 and "--category 'nope': not in" in bad.output
+    assert "single-hop" in bad.output
     assert not (tmp_path / "x").exists()
 
 

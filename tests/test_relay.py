@@ -308,7 +308,8 @@ def test_the_proxy_s_own_tools_are_listed_and_answered_never_forwarded(tmp_path:
     assert "memory_validate" not in text(seen)
 
 
-def test_the_server_dying_mid_call_ends_the_proxy_with_status_2(tmp_path: Path) -> None:
+def test_the_server_dying_mid_call_ends_the_proxy_with_status_3(tmp_path: Path) -> None:
+    """Status 3: the system under test failed (the exit-code table's)."""
     from mcp_types import CONNECTION_CLOSED
 
     async def scenario() -> tuple[dict[str, Any], int, str]:
@@ -322,7 +323,7 @@ def test_the_server_dying_mid_call_ends_the_proxy_with_status_2(tmp_path: Path) 
         "code": CONNECTION_CLOSED,
         "message": "recallbench proxy: scripted closed the connection (it exited)",
     }
-    assert status == 2
+    assert status == 3
     assert "dying on purpose" in stderr and "the memory server closed" in stderr
 
 
@@ -382,3 +383,22 @@ def test_a_timeout_answers_the_agent_cancels_at_the_server_and_drops_the_late_an
     }
     assert text(after) == "after: a note"
     assert "notifications/cancelled" in seen
+
+
+def test_a_timeout_set_by_the_option_is_credited_to_the_option(tmp_path: Path) -> None:
+    """Issue 28 item 31: the error credited the profile's call_timeout when --call-timeout
+    had set it."""
+    from mcp_types import REQUEST_TIMEOUT
+
+    async def scenario() -> dict[str, Any]:
+        async with relayed(tmp_path, "--call-timeout", "1") as agent:
+            late = await agent.call(1, "slow")
+            await agent.finish()
+        return late
+
+    late = run(scenario())
+    assert late["error"] == {
+        "code": REQUEST_TIMEOUT,
+        "message": "recallbench proxy: scripted did not answer tools/call within 1 s "
+        "(--call-timeout)",
+    }

@@ -10,6 +10,7 @@ import click
 
 from recallbench.cli._errors import reports_errors
 from recallbench.cli._options import store_option, workspace_option
+from recallbench.cli._types import FiniteFloat
 from recallbench.online._guard import TOKEN_ENV
 
 if TYPE_CHECKING:
@@ -38,8 +39,9 @@ re_search (near-duplicate query within 120 s), scroll_past (shown, never read) a
 --validate-tool, memory_validate's verdicts.
 Over HTTP, clients send `Authorization: Bearer TOKEN` (the token is printed at start
 unless given) and browser pages are refused unless their origin is --allow-origin.
-A call the server does not answer within the profile's call_timeout gets a JSON-RPC
-error; when the server exits, the proxy writes the telemetry and exits with status 2.
+A call the server does not answer within --call-timeout (default: the profile's
+call_timeout) gets a JSON-RPC error; when the server exits, the proxy writes the telemetry
+and exits with status 3 (the system under test failed).
 On SIGINT or SIGTERM calls in flight get 2 s (over HTTP), then an error reply; the exit
 status is 0, or 130 (interrupted) when calls were cut short that way.
 At exit it prints how many records were written, dropped and lost (or, with a store that
@@ -84,7 +86,7 @@ tools is left out: the proxy serves without it and counts what it would have mir
 )
 @click.option(
     "--call-timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteFloat(min=0, min_open=True),
     metavar="SECONDS",
     help="Seconds a forwarded request may take before the agent gets an error "
     "(default: the profile's call_timeout, 30 without a profile).",
@@ -134,7 +136,7 @@ tools is left out: the proxy serves without it and counts what it would have mir
 )
 @click.option(
     "--shadow-percent",
-    type=click.FloatRange(0, 100),
+    type=FiniteFloat(0, 100),
     default=10.0,
     show_default=True,
     metavar="PERCENT",
@@ -157,7 +159,7 @@ tools is left out: the proxy serves without it and counts what it would have mir
 )
 @click.option(
     "--interleave-wait",
-    type=click.FloatRange(min=0),
+    type=FiniteFloat(min=0),
     default=None,
     metavar="SECONDS",
     help="With --interleave: the longest the agent's answer waits for the candidate (default 0.5).",

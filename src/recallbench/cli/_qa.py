@@ -4,7 +4,7 @@ answers (J strict and lenient, F1, BLEU-1, evidence recall), reproducibly from a
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -126,6 +126,14 @@ def qa(
     judge_config = require_judge(loaded.config.judge, loaded.path)
     reader_config = loaded.config.reader or judge_config
     dataset = load_dataset(dataset_spec or _one_dataset(loaded.config.datasets))
+    _known(units, dataset.units, "--unit", dataset.name, "units")
+    _known(
+        categories,
+        {q.category for q in dataset.queries if q.category},
+        "--category",
+        dataset.name,
+        "categories",
+    )
     questions = qa_questions(dataset, categories, units)
     if not questions:
         raise ConfigError(
@@ -300,3 +308,16 @@ def _write(report: QAReport, out_dir: Path, console: Console) -> None:
         raise written("--out", out_dir, error) from None
     render_terminal(report, console)
     console.print("wrote " + ", ".join(str(path) for path in files), highlight=False)
+
+
+def _known(
+    asked: Sequence[str], known: Collection[str], flag: str, dataset: str, what: str
+) -> None:
+    """ConfigError naming every value of ``flag`` the dataset does not have."""
+    unknown = [value for value in asked if value not in known]
+    if unknown:
+        shown = ", ".join(sorted(known)[:8]) + (", ..." if len(known) > 8 else "")
+        raise ConfigError(
+            f"{flag} {', '.join(map(repr, unknown))}: not in {dataset} "
+            f"({len(known)} {what}: {shown or 'none'})"
+        )

@@ -21,6 +21,7 @@ import click
 from recallbench.cli._errors import reports_errors
 from recallbench.cli._options import store_option, workspace_option
 from recallbench.cli._run import make_console
+from recallbench.cli._types import FiniteFloat
 from recallbench.core._errors import ConfigError
 
 if TYPE_CHECKING:
@@ -101,7 +102,7 @@ error_rate, empty_rate, tokens_mean, as NAME:+P% (relative) or NAME:+X / NAME:+N
 )
 @click.option(
     "--alpha",
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    type=FiniteFloat(0, 1, min_open=True, max_open=True),
     default=0.05,
     show_default=True,
     help="Type I error over the whole test.",
@@ -121,21 +122,21 @@ error_rate, empty_rate, tokens_mean, as NAME:+P% (relative) or NAME:+X / NAME:+N
 )
 @click.option(
     "--tau",
-    type=click.FloatRange(0, min_open=True),
+    type=FiniteFloat(0, min_open=True),
     default=0.1,
     show_default=True,
     help="mSPRT mixing standard deviation (the effect size it is quickest for).",
 )
 @click.option(
     "--effect",
-    type=click.FloatRange(0, min_open=True),
+    type=FiniteFloat(0, min_open=True),
     default=0.05,
     show_default=True,
     help="SPRT: the minimum mean difference to detect.",
 )
 @click.option(
     "--beta",
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    type=FiniteFloat(0, 1, min_open=True, max_open=True),
     default=0.2,
     show_default=True,
     help="SPRT: type II error.",
@@ -151,7 +152,7 @@ error_rate, empty_rate, tokens_mean, as NAME:+P% (relative) or NAME:+X / NAME:+N
 @click.option("--no-default-guardrails", is_flag=True, help="Only the --guardrail ones.")
 @click.option(
     "--sample-percent",
-    type=click.FloatRange(0, 100, min_open=True),
+    type=FiniteFloat(0, 100, min_open=True),
     default=None,
     help="The proxy's --shadow-percent, for the sample-ratio check of mirrored searches.",
 )
@@ -164,7 +165,7 @@ error_rate, empty_rate, tokens_mean, as NAME:+P% (relative) or NAME:+X / NAME:+N
 )
 @click.option(
     "--settle-seconds",
-    type=click.FloatRange(0),
+    type=FiniteFloat(0),
     default=300,
     show_default=True,
     help="Leave pairs younger than this out of decisions (their feedback may still come).",
@@ -451,7 +452,7 @@ Examples:
 @click.argument("variant")
 @click.option(
     "--percent",
-    type=click.FloatRange(0, 100),
+    type=FiniteFloat(0, 100),
     required=True,
     help="Share of the units (sessions, users) that get VARIANT, 0-100.",
 )

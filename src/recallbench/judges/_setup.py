@@ -118,7 +118,21 @@ def open_cache(spec: str | None, store_url: str | None = None) -> Iterator[Cache
         finally:
             cache.save()
         return
+    if spec is not None and "://" not in spec and ":" not in spec.split("/", 1)[0]:
+        raise ConfigError(
+            f"--judge-cache {spec!r}: a judge cache is a {FILE_SUFFIX} file, a store URL "
+            "(sqlite:///judge.db, postgresql://...) or none"
+        )
     from recallbench.store import open_store
 
-    with open_store(spec or store_url) as store:
+    with contextlib.ExitStack() as stack:
+        try:
+            store = stack.enter_context(open_store(spec or store_url))
+        except ConfigError as error:
+            if spec is None:
+                raise
+            # the store holds the judge cache here, not the history the message speaks of
+            named = ConfigError(f"--judge-cache: {error}")
+            named.exit_code = error.exit_code
+            raise named from None
         yield JudgeCache(store)

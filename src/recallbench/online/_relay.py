@@ -493,10 +493,15 @@ class Relay:
         waiting = self.waiting.pop(key, None)
         if waiting is None:
             return
-        setting = "startup_timeout" if waiting.method == "initialize" else "call_timeout"
+        launch = self.upstream.launch
+        setting = (
+            "the profile's startup_timeout"
+            if waiting.method == "initialize"
+            else launch.call_timeout_from
+        )
         message = (
-            f"recallbench proxy: {self.upstream.launch.name} did not answer {waiting.method} "
-            f"within {self._timeout(waiting.method):g} s (the profile's {setting})"
+            f"recallbench proxy: {launch.name} did not answer {waiting.method} "
+            f"within {self._timeout(waiting.method):g} s ({setting})"
         )
         self._late.add(key)
         self.writer.write(error_line(waiting.ident, REQUEST_TIMEOUT, message))
@@ -695,7 +700,7 @@ class LineClient:
             self._send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})
             message = (
                 f"recallbench proxy: {name} did not answer {method} within {timeout:g} s "
-                "(the profile's call_timeout)"
+                f"({self.launch.call_timeout_from})"
             )
             raise MCPError(REQUEST_TIMEOUT, message) from None
         finally:

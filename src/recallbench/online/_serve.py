@@ -227,7 +227,9 @@ def _launch(options: ProxyOptions, stack: AsyncExitStack) -> Launch:
         workdir = _workdir(options.profile, options.store_dir, stack)
         launch = profile_launch(options.profile, workdir, options.command)
     if options.call_timeout is not None:
-        launch = replace(launch, call_timeout=options.call_timeout)
+        launch = replace(
+            launch, call_timeout=options.call_timeout, call_timeout_from="--call-timeout"
+        )
     return launch
 
 

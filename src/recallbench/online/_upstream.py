@@ -52,6 +52,8 @@ class Launch:
     startup_timeout: float = 30.0
     call_timeout: float = 30.0
     """Seconds a forwarded request may take before the agent gets a timeout error."""
+    call_timeout_from: str = "the default call timeout, no profile"
+    """Who set ``call_timeout``, for the timeout error (``--call-timeout``, the profile)."""
 
 
 def profile_launch(profile: Profile, workdir: Path, command: tuple[str, ...] = ()) -> Launch:
@@ -70,6 +72,7 @@ def profile_launch(profile: Profile, workdir: Path, command: tuple[str, ...] = (
         url=fill(server.url, places) if server.url else None,
         startup_timeout=server.startup_timeout,
         call_timeout=server.call_timeout,
+        call_timeout_from="the profile's call_timeout",
     )
 
 
@@ -142,7 +145,7 @@ class Upstream:
             if error.code == REQUEST_TIMEOUT:
                 message = (
                     f"recallbench proxy: {name} did not answer {method} within {timeout:g} s "
-                    "(the profile's call_timeout)"
+                    f"({self.launch.call_timeout_from})"
                 )
                 raise MCPError(REQUEST_TIMEOUT, message) from None
             if error.code == CONNECTION_CLOSED and error.error.message == "Connection closed":
