@@ -356,3 +356,56 @@ def test_two_run_files_of_one_system_are_two_rows(dataset_file: Path, tmp_path: 
     assert len(names) == 2 and all(name.startswith("builtin-lexical (") for name in names)
     memories = {r["system"]: r["memories"] for r in report["questions"] if r["query_id"] == "q1"}
     assert sorted(memories.values()) == [1, 2]  # k 1 gave one memory, k 3 its top 2
+
+
+def test_a_locomo_trap_is_its_adversarial_answer_and_never_a_decline(tmp_path: Path) -> None:
+    """Issue 28 item 14: where a question carries both ``answer`` and
+    ``adversarial_answer`` the loader took the correct answer as the trap; a trap reading
+    "Not mentioned" counted a correct decline as taking it."""
+    from recallbench.datasets._locomo import load_locomo
+
+    turns = [{"dia_id": "D1:1", "speaker": "A", "text": "hello"}]
+    questions = [
+        {"question": "Did A move?", "answer": "No", "adversarial_answer": "Yes", "category": 5},
+        {"question": "What did B say?", "adversarial_answer": "Not mentioned", "category": 5},
+        {"question": "Why did A go?", "adversarial_answer": "to see B", "category": 5},
+    ]
+    sample = {"sample_id": "c1", "conversation": {"session_1": turns}, "qa": questions}
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps([sample]))
+    traps = [q.trap for q in qa_questions(load_locomo(path))]
+    assert traps == ["Yes", None, "to see B"]
+
+
+def test_the_real_locomo_traps(tmp_path: Path) -> None:
+    from conftest import shared_data
+    from recallbench.datasets._locomo import load_locomo
+
+    questions = {q.query.id: q for q in qa_questions(load_locomo(shared_data("locomo")))}
+    assert (questions["conv-26:q167"].gold, questions["conv-26:q167"].trap) == ("No", "Yes")
+    assert questions["conv-26:q178"].trap == "Yes"
+    assert questions["conv-30:q79"].trap is None and questions["conv-30:q103"].trap is None
+    adversarial = [q for q in questions.values() if q.category_id == 5]
+    assert len(adversarial) == 446
+    assert sum(1 for q in adversarial if q.trap is not None) == 444
+
+
+def test_a_failed_trap_verdict_scores_half_and_stays_counted(
+    dataset_file: Path, tmp_path: Path
+) -> None:
+    """Failed trap verdicts were dropped from N (README's "0.870 of 24" was 20 of 23)."""
+
+    def no_trap_verdict(system: str, user: str) -> str:
+        if "Gold answer:\nshe loves it" in user:
+            return "I cannot say."  # off the schema: the trap verdict fails
+        return grader(system, user)
+
+    with serve_prompts(no_trap_verdict) as endpoint:
+        config = _config(tmp_path, endpoint.base_url)
+        result = _qa(config, dataset_file, tmp_path / "a", "--judge-cache", "none")
+    assert result.exit_code in (0, 69), result.output
+    (system,) = json.loads((tmp_path / "a" / "qa.json").read_text())["systems"]
+    adversarial = system["adversarial"]
+    assert (adversarial["trap_questions"], adversarial["trap_unjudged"]) == (1, 1)
+    assert adversarial["trap_taken"] == 0.5
+    assert "0.500 of 1 (1 unjudged, 0.5 each)" in " ".join(result.output.split())

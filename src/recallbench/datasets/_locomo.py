@@ -18,7 +18,9 @@ Rules (recorded in the dataset's ``metadata["loader"]``):
 - Adversarial (category 5) questions are kept, tagged ``adversarial`` and flagged, so a
   report can show results with and without them, with their evidence as relevant; they are
   marked ``answerable: false`` (the answer memory gives is "not mentioned"), so
-  ``false_surface`` counts them, and only them.
+  ``false_surface`` counts them, and only them. Their trap (the wrong answer they invite) is
+  ``adversarial_answer``, kept as metadata apart from ``answer``: two questions carry both,
+  and there ``answer`` is the correct one.
 - Ids must be unique: a repeated ``sample_id`` or ``dia_id`` is a located error.
 - Evidence ids are read leniently: every ``D<session>:<turn>`` in an evidence string
   counts (so ``"D8:6; D9:17"`` and space-joined lists give several ids), a stray colon
@@ -49,7 +51,7 @@ from recallbench.datasets._building import Building
 from recallbench.datasets._default_measures import CONVERSATION_MEASURES, DEFAULT_MEASURES_KEY
 from recallbench.datasets._provenance import Provenance
 
-LOADER_VERSION = "2"
+LOADER_VERSION = "3"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 _ID = r"D\s*:?\s*(\d+)\s*:\s*(\d+)"
 EVIDENCE = re.compile(rf"{_ID}(?:\s*-\s*(?:D\s*:?\s*(\d+)\s*:\s*)?(\d+))?")
@@ -366,6 +368,7 @@ class _Build(Building):
         )
         self.qrels[query_id] = dict.fromkeys(relevant, 1)
         answer = qa.get("answer", qa.get("adversarial_answer"))
+        trap = qa.get("adversarial_answer") if category == 5 else None
         self.queries.append(
             Query.model_construct(
                 id=query_id,
@@ -377,6 +380,9 @@ class _Build(Building):
                 metadata={
                     "category_id": category,
                     "answer": answer if isinstance(answer, str | int | float) else None,
+                    # the trap an adversarial question invites: adversarial_answer, never the
+                    # correct answer that two questions also carry (conv-26 q167, q178)
+                    "adversarial_answer": trap if isinstance(trap, str) else None,
                     "evidence": raw,
                 },
             )

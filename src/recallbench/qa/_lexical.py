@@ -52,6 +52,14 @@ LOCOMO_CATEGORIES: dict[int, str] = {
 """LoCoMo's category ids as its evaluation code treats them (see the module docstring)."""
 
 ABSTENTION_PHRASES = ("no information available", "not mentioned")
+
+
+def is_decline(text: str) -> bool:
+    """Whether ``text`` declines by LoCoMo's phrase rule (either phrase, any case)."""
+    lowered = text.lower()
+    return any(phrase in lowered for phrase in ABSTENTION_PHRASES)
+
+
 """An adversarial (category 5) answer scores 1 when its lower-cased text contains either."""
 
 _ARTICLES = r"\b(a|an|the|and)\b"

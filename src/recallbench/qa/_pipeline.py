@@ -8,8 +8,9 @@ row, every memory of the question's conversation or haystack) go to the answer m
   gold answer (1 correct, 0 not; a failed judgment 0.5, counted);
 - an unanswerable question (LoCoMo's adversarial category, LongMemEval's ``_abs``) is
   correct when the answer declines (the ``abstention`` judge), for both J columns; where
-  the dataset gives the trap answer (LoCoMo's ``adversarial_answer``), the strict judge also
-  says whether the answer took it;
+  the dataset gives the trap answer (LoCoMo's ``adversarial_answer``, unless it is itself a
+  decline), the strict judge also says whether the answer took it (a failed verdict 0.5,
+  counted);
 - token F1 and BLEU-1 as LoCoMo's own evaluation computes them (judge-free);
 - the retrieval behind it: recall@k of the question's evidence in the same run, so that a
   wrong answer reads as a retrieval or a reading failure.
@@ -39,7 +40,7 @@ from recallbench.judges._task_kinds import (
 )
 from recallbench.measures import Rules, parse_measure
 from recallbench.measures._dataset_eval import evaluate_dataset
-from recallbench.qa._lexical import bleu1, locomo_f1, token_f1
+from recallbench.qa._lexical import bleu1, is_decline, locomo_f1, token_f1
 
 FULL_CONTEXT = "full-context"
 """The reference row's name: every memory of the question's conversation, no retrieval."""
@@ -60,8 +61,17 @@ class Question:
 
     @property
     def trap(self) -> str | None:
-        """The wrong answer an adversarial question invites, when the dataset gives it."""
-        return self.gold if self.abstention and self.category_id == 5 else None
+        """The wrong answer an adversarial question invites, when the dataset gives it:
+        LoCoMo's ``adversarial_answer`` (datasets converted before it was kept apart: the
+        gold answer, which was the trap then). None when that text is itself a decline
+        ("Not mentioned", conv-30 q79 and q103): declining, the right answer, would count as
+        taking the trap."""
+        if not (self.abstention and self.category_id == 5):
+            return None
+        trap = self.query.metadata.get("adversarial_answer", self.gold)
+        if not isinstance(trap, str) or not trap.strip() or is_decline(trap):
+            return None
+        return trap
 
 
 def qa_questions(

@@ -59,7 +59,12 @@ def _tables(report: QAReport) -> list[tuple[str, list[str], list[list[str]]]]:
             _system(s.system, s.k),
             str(s.adversarial.n),
             _value(s.adversarial.abstained),
-            f"{_value(s.adversarial.trap_taken)} of {s.adversarial.trap_questions}",
+            f"{_value(s.adversarial.trap_taken)} of {s.adversarial.trap_questions}"
+            + (
+                f" ({s.adversarial.trap_unjudged} unjudged, 0.5 each)"
+                if s.adversarial.trap_unjudged
+                else ""
+            ),
         ]
         for s in report.systems
         if s.adversarial is not None

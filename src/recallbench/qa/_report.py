@@ -67,7 +67,10 @@ class Adversarial(Record):
     trap_questions: int
     """Questions with a known trap answer (LoCoMo's adversarial_answer)."""
     trap_taken: float | None
-    """Share of those whose answer the strict judge matched to the trap answer."""
+    """Share of those whose answer the strict judge matched to the trap answer (a failed
+    answer or verdict counts 0.5, as every failed judgment does)."""
+    trap_unjudged: int = 0
+    """Of the trap questions, those without a verdict (scored 0.5 in ``trap_taken``)."""
 
 
 class SystemQA(Record):
@@ -186,7 +189,7 @@ def system_summary(system: str, k: int | None, items: Sequence[Answered]) -> Sys
     for item in items:
         categories.setdefault(item.question.query.category or "(none)", []).append(item)
     unanswerable = [a for a in items if a.question.abstention]
-    with_trap = [a for a in unanswerable if a.trap_taken is not None]
+    with_trap = [a for a in unanswerable if a.question.trap is not None]
     answered = [a for a in unanswerable if a.answer is not None]
     return SystemQA(
         system=system,
@@ -213,8 +216,11 @@ def system_summary(system: str, k: int | None, items: Sequence[Answered]) -> Sys
             n=len(unanswerable),
             answered=len(answered),
             abstained=_plain_mean([a.abstention.score for a in answered if a.abstention]),
-            trap_questions=sum(1 for a in unanswerable if a.question.trap is not None),
-            trap_taken=_plain_mean([float(bool(a.trap_taken)) for a in with_trap]),
+            trap_questions=len(with_trap),
+            trap_taken=_plain_mean(
+                [0.5 if a.trap_taken is None else float(a.trap_taken) for a in with_trap]
+            ),
+            trap_unjudged=sum(1 for a in with_trap if a.trap_taken is None),
         ),
     )
 
