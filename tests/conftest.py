@@ -113,3 +113,16 @@ def installed_servers() -> Path:
 
 SERVERS = ("server-memory", "mcp-memory-libsql", "agentrecall", "basic-memory")
 """The shipped profiles whose servers come from npm or PyPI (installed by the fixture)."""
+
+
+def markdown_shown(path: Path) -> str:
+    """The text a reader sees of a Markdown file (rendered by a CommonMark renderer that
+    allows HTML, tags removed, entities read): outputs escape dataset and system text, so
+    checks of what they say read it as shown, not as source."""
+    import html
+    import re
+
+    from markdown_it import MarkdownIt
+
+    rendered = MarkdownIt("commonmark", {"html": True}).enable("table").render(path.read_text())
+    return html.unescape(re.sub(r"<[^>]+>", "", rendered))

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from conftest import markdown_shown
 from recallbench.cli import main
 from recallbench.core import Dataset, Document, Query
 from recallbench.datasets import load_dataset
@@ -435,3 +436,22 @@ def test_an_unwritable_job_summary_does_not_change_the_verdict(
     )  # fmt: skip
     assert code == 0, out
     assert "cannot append to $GITHUB_STEP_SUMMARY" in out and "Traceback" not in out
+
+
+def test_the_gate_comment_escapes_names_from_datasets_and_systems(
+    bundled_report: Report, tmp_path: Path
+) -> None:
+    """A system named like markup renders as its characters in the PR comment."""
+    from markdown_it import MarkdownIt
+
+    hostile = "<img src=x onerror=alert(1)> *x* | y"
+    report = bundled_report.model_copy(
+        update={"system": bundled_report.system.model_copy(update={"system": hostile})}
+    )
+    path = _write(tmp_path / "report.json", report)
+    summary = tmp_path / "gate.md"
+    code, out = _gate(str(path), "--baseline", "none", "--summary-md", str(summary))
+    assert code == 0, out
+    rendered = MarkdownIt("commonmark", {"html": True}).enable("table").render(summary.read_text())
+    assert "<img" not in rendered and "<em>" not in rendered  # no tag, no emphasis
+    assert hostile in markdown_shown(summary)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from conftest import markdown_shown
 from recallbench.cli import main
 
 
@@ -62,11 +63,11 @@ def test_thresholds_around_the_measured_value_pass_and_fail(
     )
     passed = _gate(report_dir, below, tmp_path, "--junit", str(tmp_path / "g.xml"))
     assert passed.exit_code == 0, passed.output
-    assert f"event_recall [jaccard>=0.5] = {recall:.4f}" in (tmp_path / "gate.md").read_text()
+    assert f"event_recall [jaccard>=0.5] = {recall:.4f}" in markdown_shown(tmp_path / "gate.md")
     assert 'failures="0"' in (tmp_path / "g.xml").read_text()
     above = below.replace(f"min = {recall - 0.01}", f"min = {recall + 0.01}")
     failed = _gate(report_dir / "extraction.json", above, tmp_path)
-    assert failed.exit_code == 1 and "< minimum" in (tmp_path / "gate.md").read_text()
+    assert failed.exit_code == 1 and "< minimum" in markdown_shown(tmp_path / "gate.md")
 
 
 def test_the_lower_bound_statistic_is_stricter_than_the_mean(
@@ -81,7 +82,7 @@ def test_the_lower_bound_statistic_is_stricter_than_the_mean(
     lower_config = '[gates.extraction]\nstatistic = "lower"\n' + config
     lower = _gate(report_dir, lower_config, tmp_path)
     assert lower.exit_code == 1, lower.output
-    assert "entity_f1 (lower) [exact]" in (tmp_path / "gate.md").read_text()
+    assert "entity_f1 (lower) [exact]" in markdown_shown(tmp_path / "gate.md")
 
 
 def test_connection_fpr_is_lower_is_better_and_a_missing_rule_fails(
@@ -96,7 +97,7 @@ def test_connection_fpr_is_lower_is_better_and_a_missing_rule_fails(
     )
     result = _gate(report_dir, missing, tmp_path)
     assert result.exit_code == 1
-    assert "no scores under rule fuzzy>=90" in (tmp_path / "gate.md").read_text()
+    assert "no scores under rule fuzzy>=90" in markdown_shown(tmp_path / "gate.md")
 
 
 def test_an_undefined_measure_fails_a_blocking_threshold_with_the_reason(tmp_path: Path) -> None:
@@ -119,7 +120,7 @@ def test_an_undefined_measure_fails_a_blocking_threshold_with_the_reason(tmp_pat
     assert made.exit_code == 0, made.output
     result = _gate(out, "[gates.extraction.measures.entity_precision]\nmin = 0.5\n", tmp_path)
     assert result.exit_code == 1
-    assert "the ground truth annotates no entities" in (tmp_path / "gate.md").read_text()
+    assert "the ground truth annotates no entities" in markdown_shown(tmp_path / "gate.md")
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from conftest import markdown_shown
 from recallbench.cli import main
 from recallbench.core import Dataset, Document, Query
 from recallbench.datasets import load_dataset
@@ -215,7 +216,7 @@ def test_eighty_percent_drop_on_four_queries_cannot_be_judged(tmp_path: Path) ->
     assert suite is not None and suite.get("skipped") == "1"
     skipped = [c for c in suite.findall("testcase") if c.find("skipped") is not None]
     assert [c.get("name") for c in skipped] == ["mrr@10 drop <= 15%"]
-    assert "Cannot judge 1 drop(s) (mrr@10 drop <= 15%)" in markdown.read_text()
+    assert "Cannot judge 1 drop(s) (mrr@10 drop <= 15%)" in markdown_shown(markdown)
     code, out = _gate(path, "--store", url, "--strict", "--junit", str(junit))
     assert code == 1 and "cannot judge" in out and "failed by --strict" in out
     suite = ET.parse(junit).getroot().find("testsuite")

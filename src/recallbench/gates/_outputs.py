@@ -13,6 +13,7 @@ from rich.table import Table
 
 from recallbench.gates._checks import Status
 from recallbench.gates._gate import GateResult
+from recallbench.report._escape import md_text
 
 STATUSES: tuple[Status, ...] = ("pass", "warn", "fail")
 
@@ -50,10 +51,10 @@ def render_gate_markdown(result: GateResult) -> str:
     lines = [
         f"## {ICONS[result.status]} recallbench gate: {result.status}",
         "",
-        f"**{result.system}** on **{result.dataset}** (sha256 `{result.dataset_sha256[:12]}`), "
-        f"report of {result.report_created}.",
+        f"**{md_text(result.system)}** on **{md_text(result.dataset)}** "
+        f"(sha256 `{result.dataset_sha256[:12]}`), report of {result.report_created}.",
         "",
-        f"Baseline: {result.baseline or 'none'}."
+        f"Baseline: {md_text(result.baseline or 'none')}."
         + (f" Configuration: `{result.config}`." if result.config else ""),
         "",
         "| | check | numbers |",
@@ -61,9 +62,9 @@ def render_gate_markdown(result: GateResult) -> str:
     ]
     for check in result.checks:
         lines.append(f"| {ICONS[check.status]} | {_cell(check.name)} | {_cell(check.message)} |")
-    lines += ["", _headline(result) + "."]
+    lines += ["", md_text(_headline(result)) + "."]
     if result.undecided:
-        lines += ["", _undecided(result) + "."]
+        lines += ["", md_text(_undecided(result)) + "."]
     return "\n".join(lines) + "\n"
 
 
@@ -76,8 +77,8 @@ def _undecided(result: GateResult) -> str:
 
 
 def _cell(text: str) -> str:
-    """Text safe in a Markdown table cell: pipes escaped, line breaks as spaces."""
-    return " ".join(text.replace("|", "\\|").split())
+    """Text safe in a Markdown table cell (names from datasets and systems included)."""
+    return md_text(text)
 
 
 def render_junit(result: GateResult) -> str:
