@@ -98,7 +98,7 @@ def serve(
         listener.close()
         raise ConfigError(f"--port {port}: cannot listen on {HOST}:{port}: {error}") from None
     bound = listener.getsockname()[1]
-    with open_store(store_url, workspace) as store, listener:
+    with listener, open_store(store_url, workspace) as store:  # a refused store closes it
         dashboard = Dashboard(store, token, annotator=annotator, dataset=dataset)
         config = uvicorn.Config(dashboard.app, log_level="warning", timeout_graceful_shutdown=2)
         url = f"http://{HOST}:{bound}/"
