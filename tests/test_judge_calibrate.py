@@ -28,7 +28,9 @@ from recallbench.core._dataset import Document, LabelSource, Query
 from recallbench.core._run import Hit, QueryResult, RunSpec
 from recallbench.datasets import DEFAULT_DATASET, load_dataset
 from recallbench.judges._calibrate import (
+    COVERAGE_AT_10,
     FORMAT,
+    MIN_HUMAN_SAMPLE,
     Calibration,
     HumanPairs,
     JudgeInfo,
@@ -209,6 +211,73 @@ def test_reversed_rankings_under_the_judge_give_tau_minus_one() -> None:
         dataset, [p.grade for p in pairs.pairs], runs=runs, measure=parse_measure("ndcg@1")
     )
     assert same.ranking is not None and same.ranking.tau == pytest.approx(1.0)
+    # no warning on tau at -1, nor at 1 with kappa 1 (6 queries: the small sample's only)
+    assert [w.code for w in result.warnings + same.warnings] == ["small-human-sample"] * 2
+
+
+def _inverting_setup() -> tuple[Dataset, list[int], list[tuple[str, Run]]]:
+    """24 queries, each with memories people graded a 2, b 1, c 2, z 3, w 0; system A
+    returns a, b, c, B a, b and C a. A judge that inverts every grade (g -> 3 - g) keeps
+    the systems' order (each finds more of the middle grades than the next) while its
+    labels contradict people's."""
+    grades = {"a": 2, "b": 1, "c": 2, "z": 3, "w": 0}
+    qrels = {f"q{i}": {f"{doc}{i}": grade for doc, grade in grades.items()} for i in range(24)}
+    dataset = _dataset(qrels)
+    judge = [3 - pair.grade for pair in human_pairs(dataset).pairs]
+    runs = [
+        (name, _run(dataset, name, {f"q{i}": [f"{doc}{i}" for doc in docs] for i in range(24)}))
+        for name, docs in (("A", "abc"), ("B", "ab"), ("C", "a"))
+    ]
+    return dataset, judge, runs
+
+
+def test_a_grade_inverting_judge_keeps_tau_one_and_tau_never_shows_without_kappa() -> None:
+    dataset, judge, runs = _inverting_setup()
+    result = _calibrate(dataset, judge, runs=runs, measure=parse_measure("ndcg@3"))
+    ranking = result.ranking
+    assert ranking is not None and ranking.tau == pytest.approx(1.0)
+    assert [s.human_rank for s in ranking.systems] == [s.judge_rank for s in ranking.systems]
+    quadratic = _kappa(result, "0-3", "quadratic")
+    assert quadratic is not None and quadratic < -0.5  # the labels contradict people's
+    # JSON: kappa beside tau, and the warning
+    data = json.loads(result.model_dump_json())
+    assert data["ranking"]["kappa_quadratic"] == pytest.approx(quadratic)
+    assert data["ranking"]["kappa_low"] is not None and data["ranking"]["kappa_high"] < 0
+    assert [w["code"] for w in data["warnings"]] == ["tau-without-agreement"]
+    message = result.warnings[0].message
+    assert "tau-b between the system rankings is 1.000" in message
+    assert f"quadratic kappa {quadratic:.3f}" in message and "inverts grades" in message
+    # Markdown and terminal: the tau line carries kappa, the warning is there
+    markdown = render_calibration_markdown(result)
+    tau_line = next(line for line in markdown.splitlines() if line.startswith("Kendall's τ-b"))
+    assert "τ-b = 1.000" in tau_line and f"quadratic κ = {quadratic:.3f}" in tau_line
+    assert "## Warnings" in markdown and f"**tau-without-agreement**: {message}" in markdown
+    console = Console(record=True, width=400)
+    render_calibration(result, console)
+    text = console.export_text()
+    assert f"warning: {message}" in text
+    assert f"τ-b = 1.000 [1.000, 1.000] over 24 queries, beside quadratic κ = {quadratic:.3f}" in (
+        text
+    )
+
+
+def test_a_human_sample_under_20_warns_why_with_the_measured_coverage() -> None:
+    dataset, judge, runs = _ppi_setup(flip=0.2)
+    measure = parse_measure("P@1")
+    small = _calibrate(dataset, judge, runs=runs, measure=measure, human_sample=10)
+    assert [w.code for w in small.warnings] == ["small-human-sample"]
+    message = small.warnings[0].message
+    assert "only 10 queries labelled by people (--human-sample 10)" in message
+    assert "fewer than 20" in message and "hold the true mean less often than 95%" in message
+    assert COVERAGE_AT_10 in message and "benchmarks/ppi_coverage.py" in message
+    data = json.loads(small.model_dump_json())
+    assert data["warnings"] == [{"code": "small-human-sample", "message": message}]
+    assert f"- **small-human-sample**: {message}" in render_calibration_markdown(small)
+    console = Console(record=True, width=400)
+    render_calibration(small, console)
+    assert f"warning: {message}" in console.export_text()
+    enough = _calibrate(dataset, judge, runs=runs, measure=measure, human_sample=MIN_HUMAN_SAMPLE)
+    assert enough.warnings == []
 
 
 def _ppi_setup(flip: float, seed: int = 3) -> tuple[Dataset, list[int], list[tuple[str, Run]]]:
@@ -364,6 +433,7 @@ def test_calibrate_on_the_bundled_dataset_then_replays_identically(
     for shown in (MODEL, endpoint.base_url, "relevance v1", "0-3, quadratic", "people 3", "τ-b"):
         assert shown in first.output
     assert f"judge calls: {pairs:,} made, 0 replayed" in first.output
+    assert f"spent now: {pairs:,} calls made, 0 replayed" in first.output  # no prices
 
     data = json.loads((tmp_path / "a" / "calibration.json").read_text(encoding="utf-8"))
     assert data["format"] == FORMAT and data["coverage"]["judged"] == pairs
@@ -375,6 +445,8 @@ def test_calibrate_on_the_bundled_dataset_then_replays_identically(
     assert data["ranking"]["tau"] == pytest.approx(1.0)
     assert data["ranking"]["systems"][0]["system"] == "ideal"
     assert data["ppi"]["labelled"] == 40 and all(s["ppi"] for s in data["ppi"]["systems"])
+    assert data["warnings"] == []  # 40 people's queries, kappa high beside tau
+    assert data["ranking"]["kappa_quadratic"] == quadratic["value"]
     markdown = (tmp_path / "a" / "calibration.md").read_text(encoding="utf-8")
     assert MODEL in markdown and endpoint.base_url in markdown
 
@@ -384,12 +456,68 @@ def test_calibrate_on_the_bundled_dataset_then_replays_identically(
     assert endpoint.calls - before == pairs
     assert f"0 made, {pairs:,} replayed" in second.output
     replayed = json.loads((tmp_path / "b" / "calibration.json").read_text(encoding="utf-8"))
+    # only the time and what this invocation spent differ between a run and its replay
+    assert data.pop("spent")["calls"] == pairs and replayed.pop("spent")["calls"] == 0
     data.pop("created_at")
     replayed.pop("created_at")
     assert replayed == data
-    body = [line for line in markdown.splitlines() if not line.startswith("- Made ")]
+    differ = ("- Made ", "- Judge cost: ")
+    body = [line for line in markdown.splitlines() if not line.startswith(differ)]
     again = (tmp_path / "b" / "calibration.md").read_text(encoding="utf-8").splitlines()
-    assert [line for line in again if not line.startswith("- Made ")] == body
+    assert [line for line in again if not line.startswith(differ)] == body
+
+
+def test_a_human_sample_of_10_warns_in_the_terminal_the_files_and_under_quiet(
+    tmp_path: Path, endpoint: Endpoint, bundled: Dataset
+) -> None:
+    config = _config(tmp_path, endpoint.base_url)
+    cache = tmp_path / "judgments.jsonl"
+    runs = _runs(tmp_path, bundled)
+    common = [*runs, "--config", str(config), "--judge-cache", str(cache)]
+    result = _invoke(*common, "--human-sample", "10", "--out", str(tmp_path / "a"))
+    assert result.exit_code == 0, result.output  # a warning, not a failure
+    shown = "warning: only 10 queries labelled by people (--human-sample 10)"
+    assert shown in " ".join(result.output.split())
+    data = json.loads((tmp_path / "a" / "calibration.json").read_text(encoding="utf-8"))
+    assert [w["code"] for w in data["warnings"]] == ["small-human-sample"]
+    markdown = (tmp_path / "a" / "calibration.md").read_text(encoding="utf-8")
+    assert "## Warnings" in markdown and data["warnings"][0]["message"] in markdown
+    quiet = _invoke(*common, "--human-sample", "10", "--strict", "-q")
+    assert quiet.exit_code == 0, quiet.output
+    assert " ".join(quiet.output.split()).startswith(shown)  # stderr: the report is not shown
+
+
+def test_cost_on_a_replay_says_spent_now_and_recorded(
+    tmp_path: Path, endpoint: Endpoint, bundled: Dataset
+) -> None:
+    config = _config(tmp_path, endpoint.base_url)
+    config.write_text(
+        config.read_text(encoding="utf-8") + "price_in = 1.0\nprice_out = 2.0\n", encoding="utf-8"
+    )
+    cache = tmp_path / "judgments.jsonl"
+    pairs = len(human_pairs(bundled).pairs)
+    common = ["--config", str(config), "--judge-cache", str(cache)]
+    first = _invoke(*common, "--out", str(tmp_path / "a"))
+    assert first.exit_code == 0, first.output
+    data = json.loads((tmp_path / "a" / "calibration.json").read_text(encoding="utf-8"))
+    recorded = data["coverage"]["cost_usd"]
+    assert recorded > 0 and data["spent"]["cost_usd"] == pytest.approx(recorded)
+    assert (
+        f"spent now ${recorded:.4f} ({pairs} calls made, 0 replayed); recorded ${recorded:.4f}"
+        in (" ".join(first.output.split()))
+    )
+    second = _invoke(*common, "--strict", "--out", str(tmp_path / "b"))
+    assert second.exit_code == 0, second.output
+    again = json.loads((tmp_path / "b" / "calibration.json").read_text(encoding="utf-8"))
+    assert again["spent"] == {
+        "calls": 0, "replayed": pairs, "tokens_in": 0, "tokens_out": 0, "cost_usd": 0.0,
+    }  # fmt: skip
+    assert again["coverage"]["cost_usd"] == recorded  # what the judgments cost when asked
+    line = (
+        f"Judge cost: spent now $0.0000 (0 calls made, {pairs} replayed); recorded ${recorded:.4f}"
+    )
+    assert line in " ".join(second.output.split())
+    assert line in (tmp_path / "b" / "calibration.md").read_text(encoding="utf-8")
 
 
 def test_strict_with_an_empty_cache_exits_2_and_asks_nothing(

@@ -351,7 +351,9 @@ def test_the_committed_cache_replays_calibration_on_people_s_labels(tmp_path: Pa
          *CALIBRATION_ARGS, "--config", str(config), "--judge-cache", str(cache), "--strict",
          "--out", str(tmp_path / "out")],
     )  # fmt: skip
-    assert result.exit_code == 0, result.output
+    # the README's example: 27.2% of judgments failed, so unreliable, as in `judge fill`
+    assert result.exit_code == 69, result.output
+    assert "unreliable: 27.2% of judgments failed" in result.output
     calibration = json.loads((tmp_path / "out" / "calibration.json").read_text())
     assert calibration["coverage"]["pairs"] == 375
     assert "κ" in result.output and "0 made" in result.output
@@ -359,4 +361,12 @@ def test_the_committed_cache_replays_calibration_on_people_s_labels(tmp_path: Pa
     assert len(calibration["confusion"]) == 4
     ranking = calibration["ranking"]
     assert ranking["tau"] is not None and len(ranking["systems"]) == 3
+    # tau 1.0 beside kappa about 0, and 10 people's queries: both warned about
+    assert ranking["tau"] == pytest.approx(1.0) and abs(ranking["kappa_quadratic"]) < 0.05
+    codes = [w["code"] for w in calibration["warnings"]]
+    assert codes == ["tau-without-agreement", "small-human-sample"]
+    assert calibration["spent"] == {
+        "calls": 0, "replayed": 375, "tokens_in": 0, "tokens_out": 0, "cost_usd": None,
+    }  # fmt: skip
+    assert "spent now: 0 calls made, 375 replayed" in " ".join(result.output.split())
     assert cache.read_bytes() == CACHE.read_bytes()

@@ -10,14 +10,14 @@ import importlib
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, NoReturn
 
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
 from recallbench import __version__
-from recallbench.cli._errors import EXIT_SERVICE_FAILED, reports_errors
+from recallbench.cli._errors import EXIT_SERVICE_FAILED, reports_errors, warn
 from recallbench.cli._measure_choice import choose_measures
 from recallbench.cli._options import (
     config_option,
@@ -30,7 +30,7 @@ from recallbench.cli._options import (
 )
 from recallbench.cli._run import DEFAULT_K, _one_dataset, _record, make_console, show_progress
 from recallbench.cli._run_io import writable_folder, written
-from recallbench.core import ConfigError, Dataset, RecallbenchError, Run
+from recallbench.core import ConfigError, Dataset, Run
 from recallbench.core._files import atomic_write_texts
 from recallbench.core._validation import read_json, validate
 from recallbench.datasets import DEFAULT_DATASET, load_dataset
@@ -48,11 +48,39 @@ DEFAULT_DEPTH = 10
 DEFAULT_OUT = Path("out/judged")
 
 
-class JudgeUnreliableError(RecallbenchError):
-    """More judgments failed than the judge configuration allows (the outputs are written
-    first, with every failure counted)."""
+EXIT_UNRELIABLE = EXIT_SERVICE_FAILED
+"""The one exit code of "unreliable" in `judge fill`, `judge task`, `judge calibrate` and
+`qa`: more model calls failed than ``max_failure_rate`` allows. The calls' failures are the
+service's (no answer in time, refused connection, error status, an answer off the schema),
+so the code is EX_UNAVAILABLE's, as for any failed service."""
 
-    exit_code = EXIT_SERVICE_FAILED
+UNRELIABLE_RULE = f"""\
+  {EXIT_UNRELIABLE} unreliable: more model calls failed than max_failure_rate allows
+  ([judge], or [reader] for qa's answers; default 0.1). Always this code, never a
+  warning with 0: the outputs are written first, every failure counted, and one
+  line on stderr starts with "unreliable:"."""
+"""The rule as each of the four commands' --help states it, word for word."""
+
+
+def exit_unreliable(what: str, rate: float, limit: float, consequence: str) -> NoReturn:
+    """The "unreliable" line on stderr, then exit :data:`EXIT_UNRELIABLE` (call after the
+    outputs are written)."""
+    warn(
+        f"unreliable: {rate:.1%} of {what} failed, more than max_failure_rate {limit:g} "
+        f"allows; {consequence}"
+    )
+    click.get_current_context().exit(EXIT_UNRELIABLE)
+
+
+def cost_line(spent: float | None, calls: int, replayed: int, recorded: float | None) -> str:
+    """What this invocation spent (a replayed call costs nothing now) beside what the
+    answers cost when they were asked (recorded): on a replay the two differ."""
+    now = "price unknown" if spent is None else f"${spent:.4f}"
+    was = "price unknown" if recorded is None else f"${recorded:.4f}"
+    return (
+        f"cost: spent now {now} ({calls:,} calls made, {replayed:,} replayed); "
+        f"recorded {was} (what the answers cost when asked)"
+    )
 
 
 class DefaultGroup(click.Group):
@@ -121,8 +149,10 @@ with and without the judge's labels, noise@depth before and after).
 
 \b
 Exit codes: 0 judged; 2 bad input, or --strict and a judgment not in the cache;
-  69 more judgments failed than [judge] max_failure_rate allows (the outputs are
-  written first: failed judgments give no label and count 0.5 in the judge score).
+"""
+    + UNRELIABLE_RULE
+    + """
+  A failed judgment gives no label and counts 0.5 in the judge score.
 """,
 )
 @click.argument("run_paths", nargs=-1, type=click.Path(path_type=Path), metavar="[RUN]...")
@@ -213,10 +243,11 @@ def fill(
     _show(report, console)
     console.print("wrote " + ", ".join(str(path) for path in files))
     if report.judge.unreliable:
-        raise JudgeUnreliableError(
-            f"{report.judge.failure_rate:.1%} of judgments failed (more than "
-            f"[judge] max_failure_rate {report.judge.max_failure_rate:g}): the labels are "
-            f"incomplete; see {out_dir / 'judge.json'} for each failure"
+        exit_unreliable(
+            "judgments",
+            report.judge.failure_rate,
+            report.judge.max_failure_rate,
+            f"the labels are incomplete; see {out_dir / 'judge.json'} for each failure",
         )
 
 
@@ -377,6 +408,10 @@ def _show(report: JudgeReport, console: Console) -> None:
     from recallbench.judges._fill_report import render_terminal
 
     render_terminal(report, console)
+    console.print(
+        cost_line(report.spent_usd, report.called, report.cached, report.judge.cost_usd),
+        highlight=False,
+    )
 
 
 def _record_labels(filled: Filled, store_url: str | None, console: Console) -> None:

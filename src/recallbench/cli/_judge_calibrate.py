@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from recallbench.cli._errors import EXIT_SERVICE_FAILED, reports_errors, warn
-from recallbench.cli._judge import progress_bar, read_runs
+from recallbench.cli._errors import reports_errors, warn
+from recallbench.cli._judge import UNRELIABLE_RULE, exit_unreliable, progress_bar, read_runs
 from recallbench.cli._options import (
     config_option,
     out_option,
@@ -24,6 +24,7 @@ from recallbench.datasets import load_dataset
 from recallbench.gates import load_config
 from recallbench.judges._calibrate import (
     LEVEL,
+    MIN_HUMAN_SAMPLE,
     RESAMPLES,
     JudgeInfo,
     human_pairs,
@@ -47,7 +48,7 @@ DEFAULT_MEASURE = "ndcg@10"
 
 
 @click.command(
-    epilog=f"""\b
+    epilog="""\b
 Examples:
   recallbench judge calibrate
   recallbench judge calibrate --judge-cache judgments.jsonl --out out/calibration
@@ -62,9 +63,18 @@ The judge is the [judge] table of the configuration (see `recallbench judge --he
 People's labels are the dataset's qrels; pairs labelled by an LLM are left out.
 
 \b
+Warnings (terminal, calibration.json and calibration.md): fewer than 20 queries labelled
+  by people (the intervals of the means hold the true mean less often than 95%);
+  Kendall's tau above 0 with quadratic kappa below 0.4 (tau compares only the systems'
+  order, which a judge that inverts grades can keep). Warnings do not change the exit code.
+
+\b
 Exit codes: 0 calibrated; 2 bad input or usage, or --strict found a judgment missing
-  from the cache; {EXIT_SERVICE_FAILED} every judgment failed, so kappa cannot be computed (the
-  outputs are written first, with the failures counted); 130 interrupted.
+  from the cache; 130 interrupted;
+"""
+    + UNRELIABLE_RULE
+    + """
+  Every judgment failing is the extreme case: kappa cannot be computed.
 """
 )
 @click.argument(
@@ -94,7 +104,7 @@ Exit codes: 0 calibrated; 2 bad input or usage, or --strict found a judgment mis
     metavar="N",
     help="PPI: treat a seeded random N of the queries as the only ones people labelled "
     "and correct the judge's means with them. Default: every query (PPI then equals the "
-    "classical mean).",
+    f"classical mean). Below {MIN_HUMAN_SAMPLE} a warning: the intervals are too narrow.",
 )
 @click.option(
     "--seed",
@@ -183,6 +193,7 @@ def calibrate(
         max_failure_rate=config.max_failure_rate,
         # no prices configured: the cost is unknown, not zero
         price=config.cost if config.price_in or config.price_out else None,
+        stats=judged.stats,
     )
     render_calibration(result, console)
     stats = judged.stats
@@ -197,10 +208,19 @@ def calibrate(
         except OSError as error:
             raise written("--out", out_dir, error) from None
         console.print("wrote " + ", ".join(str(path) for path in files), highlight=False)
-    if not result.computable:
-        warn(
-            f"every one of the {result.coverage.pairs:,} judgments failed "
-            f"({', '.join(f'{r} {n}' for r, n in result.coverage.failed.items())}): kappa "
-            f"cannot be computed; is the judge at {config.base_url or config.model} running?"
+    if quiet:  # the report was not shown: the warnings still are
+        for warning in result.warnings:
+            warn(f"warning: {warning.message}")
+    coverage = result.coverage
+    if coverage.unreliable:
+        failed = ", ".join(f"{r} {n}" for r, n in coverage.failed.items())
+        exit_unreliable(
+            "judgments",
+            coverage.failure_rate,
+            coverage.max_failure_rate,
+            f"every one of the {coverage.pairs:,} failed ({failed}): kappa cannot be "
+            f"computed; is the judge at {config.base_url or config.model} running?"
+            if not result.computable
+            else f"failed: {failed}; every number rests on the {coverage.judged:,} of "
+            f"{coverage.pairs:,} pairs judged",
         )
-        click.get_current_context().exit(EXIT_SERVICE_FAILED)

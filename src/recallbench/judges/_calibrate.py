@@ -16,10 +16,16 @@ What comes out (``recallbench.calibration/v1``):
   category;
 - given runs of two or more systems and a measure: Kendall's tau-b between the systems'
   ranking under people's labels and under the judge's (the judge's grade replacing the
-  person's on every pair it labelled), with a bootstrap interval over queries;
+  person's on every pair it labelled), with a bootstrap interval over queries, always with
+  the quadratic kappa beside it: tau compares only the systems' order, which a judge that
+  inverts grades can keep (tau 1.0 at quadratic kappa -0.75);
 - given runs: prediction-powered means of the measure per system, from a seeded random
   sample of queries treated as the only ones people labelled, beside the classical mean of
-  that sample, the judge-only mean and the mean under every person's label (the target).
+  that sample, the judge-only mean and the mean under every person's label (the target);
+- warnings: a human sample under :data:`MIN_HUMAN_SAMPLE` queries (the intervals' coverage
+  falls short of nominal), tau high while kappa is low;
+- what the judgments cost when asked (recorded, replay-stable) and what this invocation
+  spent (a replayed judgment costs nothing now).
 
 Cohen (1960, 1968) for kappa, Kendall (1945) for tau-b, Angelopoulos et al. (2023) for
 PPI and Angelopoulos, Duchi & Zrnic (2024) for PPI++; the formulas are with the functions.
@@ -30,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -50,14 +56,11 @@ from recallbench.judges._agreement import (
     tau_interval,
 )
 from recallbench.judges._fill import PoolItem, relevance_inputs, without_labels
-from recallbench.judges._judgment import MAX_FAILURE_RATE, Judgment
+from recallbench.judges._judgment import MAX_FAILURE_RATE, JudgeStats, Judgment
 from recallbench.judges._ppi import MeanEstimate, classical_mean, ppi_mean
 from recallbench.judges._task_kinds import Relevance, RelevanceInput
 from recallbench.measures import Measure, Rules
 from recallbench.measures._dataset_eval import evaluate_dataset
-
-if TYPE_CHECKING:
-    pass
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -69,6 +72,18 @@ to about two decimals on a few hundred pairs, quick on two cores."""
 LEVEL = 0.95
 NO_CATEGORY = "(none)"
 """The group of queries without a category."""
+MIN_HUMAN_SAMPLE = 20
+"""Fewest queries labelled by people for the mean intervals to be near their nominal level.
+Below it a warning says so: the normal interval, its variance dividing by n, is too narrow
+on few values (``benchmarks/ppi_coverage.py``, 20,000 simulated samples per cell: the 95%
+intervals held the true mean 0.88-0.94 of the time at 10 labelled queries, PPI++ lowest,
+0.79-0.92 at 5, 0.92-0.95 at 20)."""
+COVERAGE_AT_10 = "0.88-0.94"
+"""The coverage of the 95% intervals at 10 labelled queries, as measured above."""
+KAPPA_BESIDE_TAU = 0.4
+"""Quadratic kappa below which a positive tau gets a warning: up to 0.40 is "fair" agreement
+at best on Landis & Koch's (1977) scale, too little to trust the judge's labels whatever
+the systems' order."""
 
 
 # ---------------------------------------------------------------- the pairs people labelled
@@ -171,7 +186,30 @@ class Coverage(Record):
     tokens_in: int
     tokens_out: int
     cost_usd: float | None
-    """What the judgments cost at the configured prices (None: no price given)."""
+    """Recorded: what the judgments cost at the configured prices when they were asked,
+    replayed ones included (None: no price given). What this invocation spent is
+    :attr:`Calibration.spent`."""
+
+
+class Spent(Record):
+    """What this invocation's judge calls cost: a replayed judgment costs nothing now."""
+
+    calls: int
+    """Provider calls made now (judgments missing from the cache)."""
+    replayed: int
+    """Answers replayed from the cache (free now)."""
+    tokens_in: int
+    """Tokens of the calls made now."""
+    tokens_out: int
+    cost_usd: float | None
+    """At the configured prices (None: no price given)."""
+
+
+class CalibrationWarning(Record):
+    """A reason to distrust a number of the calibration, shown wherever it is."""
+
+    code: Literal["small-human-sample", "tau-without-agreement"]
+    message: str
 
 
 class KappaResult(Record):
@@ -220,6 +258,11 @@ class Ranking(Record):
     high: float | None
     undefined: str | None = None
     undefined_resamples: int = 0
+    kappa_quadratic: float | None
+    """Quadratic-weighted kappa on the 0-3 labels, shown beside tau: tau compares only the
+    systems' order, which a judge that inverts grades can keep."""
+    kappa_low: float | None
+    kappa_high: float | None
     systems: list[SystemScore]
 
 
@@ -280,7 +323,11 @@ class Calibration(Record):
     categories: list[CategoryAgreement] = Field(default_factory=list)
     ranking: Ranking | None = None
     ppi: PPIResult | None = None
+    warnings: list[CalibrationWarning] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    spent: Spent | None = None
+    """This invocation's calls and their cost (None: not given). The only part of the
+    calibration that differs between a run and its replay."""
 
     @property
     def computable(self) -> bool:
@@ -311,13 +358,15 @@ def calibrate(
     level: float = LEVEL,
     max_failure_rate: float = MAX_FAILURE_RATE,
     price: Callable[[int, int], float] | None = None,
+    stats: JudgeStats | None = None,
     now: datetime | None = None,
 ) -> Calibration:
     """Compare ``judgments`` (one per pair of ``pairs``, in order) with people's grades.
 
     ``runs`` are (system name, run) on ``dataset``; with ``measure`` they give the ranking
     (two or more runs) and the PPI means. ``human_sample`` is the number of queries treated
-    as labelled by people for PPI (default: all, when PPI has nothing to add)."""
+    as labelled by people for PPI (default: all, when PPI has nothing to add). ``stats``
+    are the batch's counts: what was asked now and replayed, priced with ``price``."""
     if len(judgments) != len(pairs.pairs):
         raise ValueError(f"{len(judgments)} judgments for {len(pairs.pairs)} pairs")
     if not pairs.pairs:
@@ -328,6 +377,7 @@ def calibrate(
     if runs and measure is None:
         raise ValueError("runs need a measure")
     notes: list[str] = []
+    warnings: list[CalibrationWarning] = []
     coverage = _coverage(pairs, judgments, max_failure_rate, price)
     if coverage.negative_grades:
         notes.append(
@@ -367,8 +417,9 @@ def calibrate(
         )
     if runs and measure is not None and judged:
         scores = _scores(dataset, pairs, judgments, runs, measure)
-        result["ranking"] = _ranking(scores, resamples, seed, level, notes)
-        result["ppi"] = _ppi(scores, human_sample, seed, level, notes)
+        quadratic = next(k for k in result["kappas"] if k.weighting == "quadratic")
+        result["ranking"] = _ranking(scores, quadratic, resamples, seed, level, notes, warnings)
+        result["ppi"] = _ppi(scores, human_sample, seed, level, notes, warnings)
     elif not runs:
         notes.append("no runs given: no system ranking (tau) and no PPI means.")
     return Calibration(
@@ -381,7 +432,19 @@ def calibrate(
         resamples=resamples,
         seed=seed,
         notes=notes,
+        warnings=warnings,
+        spent=_spent(stats, price) if stats is not None else None,
         **result,
+    )
+
+
+def _spent(stats: JudgeStats, price: Callable[[int, int], float] | None) -> Spent:
+    return Spent(
+        calls=stats.called,
+        replayed=stats.cached,
+        tokens_in=stats.tokens_in,
+        tokens_out=stats.tokens_out,
+        cost_usd=price(stats.tokens_in, stats.tokens_out) if price is not None else None,
     )
 
 
@@ -553,14 +616,26 @@ def _ranks(means: FloatArray) -> list[int]:
 
 
 def _ranking(
-    scores: _Scores, resamples: int, seed: int, level: float, notes: list[str]
+    scores: _Scores,
+    kappa: KappaResult,
+    resamples: int,
+    seed: int,
+    level: float,
+    notes: list[str],
+    warnings: list[CalibrationWarning],
 ) -> Ranking | None:
-    """Kendall's tau-b between the systems' mean scores under the two labellings.
+    """Kendall's tau-b between the systems' mean scores under the two labellings, with the
+    quadratic ``kappa`` beside it.
 
     tau_b = (C - D) / sqrt((n0 - t_h)(n0 - t_j)) over the n0 = m(m-1)/2 pairs of the m
     systems: C pairs ordered alike under both labellings, D ordered oppositely, t_h and t_j
     pairs tied under one. Interval: the queries resampled together for every system and
-    both labellings (Kendall 1945; :func:`recallbench.judges.tau_interval`)."""
+    both labellings (Kendall 1945; :func:`recallbench.judges.tau_interval`).
+
+    tau says nothing about the labels themselves: a judge that inverts grades (3 <-> 0,
+    2 <-> 1) keeps the order of systems that differ in how many middle-grade memories they
+    find, so tau can be 1.0 at a quadratic kappa of -0.75. A positive tau beside a kappa
+    below :data:`KAPPA_BESIDE_TAU` is a warning."""
     if len(scores.systems) < 2:
         notes.append("one run given: a ranking (tau) needs at least two systems.")
         return None
@@ -583,15 +658,33 @@ def _ranking(
             f"{scores.dropped} queries are left out of the ranking and PPI: {scores.measure} "
             "is undefined for them under one labelling (no relevant memory)."
         )
+    tau = found.tau.value
+    if tau is not None and tau > 0 and (kappa.value is None or kappa.value < KAPPA_BESIDE_TAU):
+        shown = "undefined" if kappa.value is None else f"{kappa.value:.3f}"
+        warnings.append(
+            CalibrationWarning(
+                code="tau-without-agreement",
+                message=(
+                    f"Kendall's tau-b between the system rankings is {tau:.3f}, but the "
+                    f"judge's grades agree little with people's (quadratic kappa {shown}, "
+                    f"below {KAPPA_BESIDE_TAU}): tau compares only the order of the systems' "
+                    "means, which a judge that inverts grades can keep (tau 1.0 at kappa "
+                    "-0.75). Do not read tau as agreement; read kappa."
+                ),
+            )
+        )
     return Ranking(
         measure=scores.measure,
         queries=len(scores.query_ids),
         dropped_queries=scores.dropped,
-        tau=found.tau.value,
+        tau=tau,
         low=found.interval.low,
         high=found.interval.high,
         undefined=found.tau.undefined,
         undefined_resamples=found.interval.undefined_resamples,
+        kappa_quadratic=kappa.value,
+        kappa_low=kappa.low,
+        kappa_high=kappa.high,
         systems=systems,
     )
 
@@ -618,7 +711,12 @@ def labelled_sample(queries: int, size: int, seed: int) -> BoolArray:
 
 
 def _ppi(
-    scores: _Scores, human_sample: int | None, seed: int, level: float, notes: list[str]
+    scores: _Scores,
+    human_sample: int | None,
+    seed: int,
+    level: float,
+    notes: list[str],
+    warnings: list[CalibrationWarning],
 ) -> PPIResult | None:
     """Prediction-powered means of the measure per system.
 
@@ -650,6 +748,22 @@ def _ppi(
         )
     elif total - size < 2:
         note = f"{total - size} unlabelled query: PPI needs at least 2."
+    if size < MIN_HUMAN_SAMPLE:
+        asked = f" (--human-sample {human_sample})" if human_sample is not None else ""
+        warnings.append(
+            CalibrationWarning(
+                code="small-human-sample",
+                message=(
+                    f"only {size} queries labelled by people{asked}: with fewer than "
+                    f"{MIN_HUMAN_SAMPLE}, the {level:.0%} intervals of the classical mean, "
+                    f"PPI and PPI++ hold the true mean less often than {level:.0%} (95% "
+                    f"intervals in simulation: {COVERAGE_AT_10} of the time at 10 labelled "
+                    "queries, PPI++ lowest; benchmarks/ppi_coverage.py): they are too "
+                    f"narrow on so few people's labels. Label at least {MIN_HUMAN_SAMPLE} "
+                    "queries."
+                ),
+            )
+        )
     systems = []
     for index, name in enumerate(scores.systems):
         y_all, f_all = scores.human[index], scores.judge[index]

@@ -1,5 +1,5 @@
 """The calibration in the terminal and as Markdown and JSON files: the same sections,
-each naming the judge, the intervals and what was left out."""
+each naming the judge, the intervals and what was left out, and the same warnings."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from recallbench.judges._agreement import GRADES
-from recallbench.judges._calibrate import Calibration, Coverage, Estimate
+from recallbench.judges._calibrate import Calibration, Coverage, Estimate, Ranking
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -21,6 +21,8 @@ SOURCES = (
     "Prediction-powered inference. Science 382(6671), 669-674.",
     "Angelopoulos, A. N., Duchi, J. C. & Zrnic, T. (2024). PPI++: Efficient "
     "prediction-powered inference. arXiv:2311.01453.",
+    "Landis, J. R. & Koch, G. G. (1977). The measurement of observer agreement for "
+    "categorical data. Biometrics 33(1), 159-174.",
 )
 
 
@@ -55,11 +57,36 @@ def _failures(coverage: Coverage) -> str:
     return ", ".join(f"{reason} {count}" for reason, count in coverage.failed.items())
 
 
-def _cost(coverage: Coverage) -> str:
+def _cost(calibration: Calibration) -> str:
+    """Spent now (a replayed judgment costs nothing) and recorded (what the judgments cost
+    when they were asked), never one passed off as the other."""
+    coverage, spent = calibration.coverage, calibration.spent
     tokens = f"{coverage.tokens_in:,} tokens in, {coverage.tokens_out:,} out"
     if coverage.cost_usd is None:
-        return f"{tokens} (no price configured)"
-    return f"{tokens}, ${coverage.cost_usd:.4f}"
+        recorded = f"recorded {tokens} (no price configured)"
+    else:
+        recorded = f"recorded ${coverage.cost_usd:.4f} ({tokens}, when asked)"
+    if spent is None:
+        return recorded
+    calls = f"{spent.calls:,} calls made, {spent.replayed:,} replayed"
+    if spent.cost_usd is None:
+        now = f"spent now: {calls}"
+    else:
+        now = f"spent now ${spent.cost_usd:.4f} ({calls})"
+    return f"{now}; {recorded}"
+
+
+def _tau(r: Ranking) -> str:
+    """Kendall's tau with the quadratic kappa beside it, always: tau alone can be 1.0 for a
+    judge that inverts grades."""
+    left_out = f" ({r.dropped_queries} left out)" if r.dropped_queries else ""
+    return (
+        f"Kendall's τ-b = {_num(r.tau)} {_interval(r.low, r.high)} over {r.queries} "
+        f"queries{left_out}, beside quadratic κ = {_num(r.kappa_quadratic)} "
+        f"{_interval(r.kappa_low, r.kappa_high)} on the labelled pairs. τ compares only the "
+        "systems' order, which a judge that inverts grades can keep (τ 1.0 at κ −0.75): "
+        "read it with κ."
+    )
 
 
 def _headline(calibration: Calibration) -> str:
@@ -125,7 +152,6 @@ def _sections(c: Calibration) -> list[_Section]:
         )
     if c.ranking is not None:
         r = c.ranking
-        left_out = f" ({r.dropped_queries} left out)" if r.dropped_queries else ""
         sections.append(
             _Section(
                 f"System ranking by {r.measure}: people's labels against the judge's",
@@ -134,8 +160,7 @@ def _sections(c: Calibration) -> list[_Section]:
                     [s.system, _num(s.human), str(s.human_rank), _num(s.judge), str(s.judge_rank)]
                     for s in r.systems
                 ],
-                f"Kendall's τ-b = {_num(r.tau)} {_interval(r.low, r.high)} over {r.queries} "
-                f"queries{left_out}",
+                _tau(r),
             )
         )
     if c.ppi is not None:
@@ -172,7 +197,7 @@ def _preamble(c: Calibration) -> list[str]:
         f"Dataset: {c.dataset.name} {c.dataset.version} (sha256 {c.dataset.sha256[:12]}), "
         f"relevance threshold {c.relevance_threshold}",
         f"Coverage: {_headline(c)}",
-        f"Judge cost: {_cost(c.coverage)}",
+        f"Judge cost: {_cost(c)}",
         f"Intervals: {c.interval_method}",
     ]
     if c.judge.answered_by:
@@ -186,6 +211,10 @@ def render_calibration_markdown(calibration: Calibration) -> str:
     lines = [f"# Judge calibration: {c.judge.model} on {c.dataset.name}", ""]
     lines += [f"- {line}" for line in _preamble(c)]
     lines += [f"- Made {c.created_at.isoformat(timespec='seconds')}", ""]
+    if c.warnings:
+        lines += ["## Warnings", ""]
+        lines += [f"- **{w.code}**: {w.message}" for w in c.warnings]
+        lines.append("")
     for section in _sections(c):
         lines += [f"## {section.title}", ""]
         if section.caption:
@@ -210,6 +239,8 @@ def render_calibration(calibration: Calibration, console: Console) -> None:
     for line in _preamble(c):
         bad = line.startswith("Coverage") and (c.coverage.unreliable or not c.computable)
         console.print(escape(line), style="bold red" if bad else None, highlight=False)
+    for warning in c.warnings:
+        console.print(f"warning: {escape(warning.message)}", style="bold yellow", highlight=False)
     for section in _sections(c):
         console.print(f"[bold]{escape(section.title)}[/bold]", highlight=False)
         if section.caption:  # a line of its own: a table caption wraps at the table's width
