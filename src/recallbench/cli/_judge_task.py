@@ -11,8 +11,8 @@ import click
 from pydantic import TypeAdapter, ValidationError
 from rich.table import Table
 
-from recallbench.cli._errors import EXIT_SERVICE_FAILED, reports_errors, warn
-from recallbench.cli._judge import progress_bar
+from recallbench.cli._errors import reports_errors
+from recallbench.cli._judge import UNRELIABLE_RULE, cost_line, exit_unreliable, progress_bar
 from recallbench.cli._options import (
     config_option,
     quiet_option,
@@ -58,8 +58,9 @@ One input per line:
 Each output line holds the input's line number, the judge's value (null when it failed),
 its 0-1 score (0.5 for a failed judgment), the failure and whether it was replayed.
 Exit codes: 0 judged; 2 bad input, or --strict and a judgment not in the cache;
-  69 more judgments failed than [judge] max_failure_rate allows (the output is written).
-""",
+"""
+    + UNRELIABLE_RULE
+    + "\n",
 )
 @click.argument("task_name", metavar="TASK", type=click.Choice(sorted(TASKS)))
 @click.argument("inputs_path", metavar="FILE", type=click.Path(dir_okay=False, path_type=Path))
@@ -135,13 +136,18 @@ def task(
     )
     console.print(describe(summary), highlight=False)
     console.print(table)
+    stats = judged.stats
+    console.print(
+        cost_line(stats.cost, stats.called, stats.cached, summary.cost_usd), highlight=False
+    )
     console.print(f"wrote {out_path}", highlight=False)
     if summary.unreliable:
-        warn(
-            f"{summary.failure_rate:.1%} of judgments failed (more than [judge] "
-            f"max_failure_rate {summary.max_failure_rate:g}): the mean is mostly neutral filler"
+        exit_unreliable(
+            "judgments",
+            summary.failure_rate,
+            summary.max_failure_rate,
+            f"the mean is mostly neutral filler; see {out_path} for each failure",
         )
-        click.get_current_context().exit(EXIT_SERVICE_FAILED)
 
 
 def read_inputs(path: Path, judge_task: JudgeTask[Any, Any]) -> tuple[list[int], list[Any]]:

@@ -13,8 +13,14 @@ import click
 from rich.console import Console
 
 from recallbench import __version__
-from recallbench.cli._errors import EXIT_SERVICE_FAILED, reports_errors, warn
-from recallbench.cli._judge import progress_bars, read_runs
+from recallbench.cli._errors import reports_errors
+from recallbench.cli._judge import (
+    UNRELIABLE_RULE,
+    cost_line,
+    exit_unreliable,
+    progress_bars,
+    read_runs,
+)
 from recallbench.cli._options import (
     config_option,
     out_option,
@@ -55,7 +61,11 @@ DIR/qa.md.
 
 \b
 Exit codes: 0 scored; 2 bad input, or --strict and an answer or judgment not in the
-  cache; 69 more calls of a task failed than max_failure_rate allows (written first).
+  cache;
+"""
+    + UNRELIABLE_RULE
+    + """
+  Each task (read, strict, lenient, abstention, trap) is held to the rule on its own.
 """,
 )
 @click.argument("run_paths", nargs=-1, type=click.Path(path_type=Path), metavar="[RUN]...")
@@ -162,13 +172,30 @@ def qa(
             )
     report = _report(dataset, answered, batches, reader, judge, k, earlier, previous)
     _write(report, out_dir, console)
-    unreliable = [c.task for c in report.calls if c.unreliable]
+    console.print(_cost(batches, report), highlight=False)
+    unreliable = [c for c in report.calls if c.unreliable]
     if unreliable:
-        warn(
-            f"more calls failed than max_failure_rate allows in: {', '.join(unreliable)}; "
-            f"the affected scores are mostly neutral filler (see {out_dir / 'qa.json'})"
+        worst = max(unreliable, key=lambda c: c.failure_rate)
+        exit_unreliable(
+            f"{worst.task} calls",
+            worst.failure_rate,
+            (reader_config if worst.task == "read" else judge_config).max_failure_rate,
+            f"unreliable tasks: {', '.join(c.task for c in unreliable)}; the affected scores "
+            f"are mostly neutral filler (see {out_dir / 'qa.json'})",
         )
-        click.get_current_context().exit(EXIT_SERVICE_FAILED)
+
+
+def _cost(batches: Batches, report: QAReport) -> str:
+    """Spent now against recorded, over every task (the table's cost is recorded)."""
+    stats = [run.stats for run in batches.runs.values()]
+    costs = [s.cost for s in stats]
+    spent = None if any(cost is None for cost in costs) else sum(c or 0.0 for c in costs)
+    return cost_line(
+        spent,
+        sum(s.called for s in stats),
+        sum(s.cached for s in stats),
+        sum(c.cost_usd for c in report.calls),
+    )
 
 
 def _runs(
