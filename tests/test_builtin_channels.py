@@ -7,7 +7,7 @@ import asyncio
 import numpy as np
 import pytest
 
-from recallbench.core import Document, Query, SystemUnderTestError
+from recallbench.core import Document, Query, UnknownNameError
 from recallbench.systems import create_system, system_names
 from recallbench.systems._builtin import BuiltinSystem
 from recallbench.systems._embedders import StubEmbedder, WordLlamaEmbedder
@@ -66,7 +66,7 @@ def test_variants_are_registered() -> None:
     assert {"builtin", "builtin-lexical", "builtin-dense", "builtin-hybrid"} <= set(system_names())
     assert create_system("builtin").settings()["channels"] == ["lexical", "dense"]
     assert create_system("builtin-dense", embedder="stub").settings()["embedder"] == "stub"
-    with pytest.raises(SystemUnderTestError, match="unknown channels"):
+    with pytest.raises(UnknownNameError, match="unknown channels"):
         BuiltinSystem(channels=("graph",))
-    with pytest.raises(SystemUnderTestError, match="unknown embedder"):
+    with pytest.raises(UnknownNameError, match="unknown embedder"):
         BuiltinSystem(embedder="bert")

@@ -134,7 +134,7 @@ def test_a_server_that_cannot_start_says_why(tmp_path: Path) -> None:
     result = CliRunner().invoke(
         main, ["run", "--system", str(profile), "--out", str(tmp_path / "out")]
     )
-    assert result.exit_code == 2, result.output
+    assert result.exit_code == 3, result.output  # the system under test failed
     assert "broken: server failed to start" in result.output
     assert "missing API key" in result.output
     assert not (tmp_path / "out").exists()

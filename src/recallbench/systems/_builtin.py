@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from recallbench.core import Document, Hit, Query, SystemUnderTestError
+from recallbench.core import Document, Hit, Query, SystemUnderTestError, UnknownNameError
 from recallbench.systems._embedders import Embedder, Matrix, make_embedder, normalise
 from recallbench.systems._fusion import RRF_K, reciprocal_rank_fusion
 from recallbench.systems._off_loop import Worker
@@ -169,7 +169,7 @@ class BuiltinSystem:
     ) -> None:
         unknown = [c for c in channels if c not in CHANNELS]
         if unknown or not channels:
-            raise SystemUnderTestError(
+            raise UnknownNameError(  # bad input (exit 2), known before anything starts
                 f"builtin: unknown channels {unknown}; choose from {', '.join(CHANNELS)}"
             )
         self.channels = tuple(channels)
