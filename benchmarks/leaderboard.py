@@ -13,7 +13,10 @@ longmemeval/longmemeval_s_sample28.json (or the full longmemeval_s file, renamed
 servers are installed first (`recallbench systems install`, npm and PyPI). Each system's
 runs and reports go to --out; the leaderboard (with the machine and the exact command) is
 copied to benchmarks/results/leaderboard.md and .json (and leaderboard_sessions.md, .json).
-Run it from the repository root; --board picks one board.
+Run it from the repository root; --board picks one board. `--board lme-turns` runs
+LongMemEval oracle at turn level under both protocols: user turns only (upstream's
+run_retrieval.py, `longmemeval-turns`) and user and assistant turns
+(`longmemeval-all-turns`), into leaderboard_longmemeval_turns.md and .json.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("out/leaderboard"))
     parser.add_argument("--results", type=Path, default=ROOT / "benchmarks" / "results")
     parser.add_argument("--system", action="append", help="system (repeatable)")
-    parser.add_argument("--board", choices=["turns", "sessions"], action="append")
+    parser.add_argument("--board", choices=["turns", "lme-turns", "sessions"], action="append")
     args = parser.parse_args()
     data = args.data
     lme = data / "longmemeval"
@@ -51,6 +54,14 @@ def main() -> None:
             ],
             args.system or SYSTEMS,
         ),
+        "lme-turns": (  # LongMemEval's two turn protocols side by side
+            "leaderboard_longmemeval_turns",
+            [
+                f"longmemeval-turns:{lme / 'longmemeval_oracle.json'}",
+                f"longmemeval-all-turns:{lme / 'longmemeval_oracle.json'}",
+            ],
+            args.system or SYSTEMS,
+        ),
         "sessions": (
             "leaderboard_sessions",
             [
@@ -61,7 +72,7 @@ def main() -> None:
         ),
     }
     recallbench = [sys.executable, "-m", "recallbench"]
-    chosen = [boards[name] for name in args.board or boards]
+    chosen = [boards[name] for name in args.board or ("turns", "sessions")]
     servers = {
         name for _, _, systems in chosen for name in systems if not name.startswith("builtin")
     }
