@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import time
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -42,15 +43,40 @@ def started(url: str, name: str = "t", *extra: str) -> Result:
         "ann",
         "--settle-seconds",
         "0",
+        "--interleaved",
+        "--measure",
+        "rr",
         *extra,
     )
     assert result.exit_code == 0, result.output
     return result
 
 
-def fill(url: str, effect: float, n: int = 400, seed: int = 1) -> None:
-    """``n`` pairs logged now, as the proxy would, with the agent's reads."""
+@pytest.mark.parametrize("measure", ["rr", "hit@5", "interleaving"])
+def test_a_click_measure_without_interleaving_is_refused(tmp_path: Path, measure: str) -> None:
+    """Issue 29: without --interleave the agent reads only the control's list, and rr from
+    its reads favoured the control (equal and better candidates rolled back every time)."""
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    result = invoke(
+        shadow, "start", "t", "--control", CONTROL, "--treatment", TREATMENT,
+        "--measure", measure, "--store", url,
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "without interleaving is refused" in result.output
+    assert "Traceback" not in result.output
+    default = invoke(
+        shadow, "start", "t", "--control", CONTROL, "--treatment", TREATMENT, "--store", url
+    )
+    assert default.exit_code == 0, default.output
+    assert "on ndcg@10" in default.output and "mirrored" in default.output
+
+
+def fill(url: str, effect: float, n: int = 400, seed: int = 1, interleaved: bool = True) -> None:
+    """``n`` pairs logged now, as the proxy would, with the agent's reads (interleaved, or
+    mirrored: the agent saw the control's list only)."""
     rows, events = stream(n, seed=seed, effect=effect)
+    if not interleaved:
+        rows = [{**row, "interleaved": None} for row in rows]
     now = datetime.now(UTC)
     with open_store(url) as store:
         for at, row in enumerate(rows):
@@ -134,7 +160,7 @@ def test_stop_and_rollback(db_url: str) -> None:
 
 def test_status_shows_session_outcomes_per_system(db_url: str) -> None:
     started(db_url)
-    fill(db_url, effect=0.0, n=60, seed=5)
+    fill(db_url, effect=0.0, n=60, seed=5, interleaved=False)
     from recallbench.store import QueryLogEntry
 
     now = datetime.now(UTC)

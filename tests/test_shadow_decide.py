@@ -33,10 +33,13 @@ def stream(
     treatment_errors: float = 0.0,
     feedback_share: float = 0.8,
 ) -> tuple[list[dict[str, Any]], list[FeedbackEvent]]:
-    """``n`` pairs; the agent reads one document per search (``feedback_share`` of them).
-    The control puts it at a random rank 1-5; the treatment at rank 1 with probability
-    ``effect`` more than the control does, else at the control's rank (so under effect 0
-    both are the same distribution, with many ties)."""
+    """``n`` pairs, each shown to the agent interleaved (team draft: what makes its reads
+    evidence about both lists); the agent reads one document per search
+    (``feedback_share`` of them). The control puts it at a random rank 1-5; the treatment
+    at rank 1 with probability ``effect`` more than the control does, else at the
+    control's rank (so under effect 0 both are the same distribution, with many ties)."""
+    from recallbench.stats._interleaving import team_draft
+
     rng = np.random.default_rng(seed)
     rows, events = [], []
     for i in range(n):
@@ -49,6 +52,7 @@ def stream(
         treatment = [*others[:treatment_rank], target, *others[treatment_rank:4]]
         failed = rng.random() < treatment_errors
         query_id = f"q{seed}-{i}"
+        drafted = team_draft(control, [] if failed else treatment, query_id)
         rows.append(
             {
                 "query_id": query_id,
@@ -59,6 +63,7 @@ def stream(
                 "control_error": None,
                 "treatment_error": "timeout" if failed else None,
                 "created_at": T0 + timedelta(seconds=i),
+                "interleaved": tuple(zip(drafted.items, drafted.teams, strict=True)),
             }
         )
         if rng.random() < feedback_share:
@@ -133,7 +138,7 @@ def test_a_worse_treatment_is_rolled_back() -> None:
 
 def test_too_few_pairs_continue_whatever_the_effect() -> None:
     decision = run(GraduationRule(min_queries=500), *stream(100, seed=3, effect=0.9))
-    assert decision.decision == "continue" and "of the 500 measured pairs" in decision.reason
+    assert decision.decision == "continue" and "of the 500 measured query units" in decision.reason
 
 
 def test_a_breached_guardrail_rolls_back_even_a_better_treatment() -> None:
@@ -165,8 +170,9 @@ def test_a_sample_ratio_mismatch_blocks_graduation() -> None:
     plain, _ = stream(600, seed=6, effect=0.4)
     fine = decide(sampled, plain, score_pairs(plain, events), sampled=(600, 5400))
     off = decide(sampled, plain, score_pairs(plain, events), sampled=(600, 400))  # 60% mirrored
-    assert fine.decision == "graduate" and not fine.srm[0].mismatch
-    assert off.decision == "continue" and off.srm[0].name == "sampled query texts"
+    assert fine.decision == "graduate" and not any(check.mismatch for check in fine.srm)
+    assert off.decision == "continue"
+    assert [check.name for check in off.srm if check.mismatch] == ["sampled query texts"]
 
 
 def test_max_queries_ends_an_undecided_test_with_a_rollback() -> None:

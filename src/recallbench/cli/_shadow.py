@@ -67,15 +67,17 @@ def shadow() -> None:
 @shadow.command(
     epilog="""\b
 Examples:
-  recallbench shadow start v2 --control server-memory --treatment agentrecall
+  recallbench shadow start v2 --control server-memory --treatment agentrecall --interleaved
   recallbench shadow start v2 --control server-memory --treatment ./candidate.toml \\
       --measure ndcg@10 --min-queries 200 --guardrail latency_p95:+10% --guardrail error_rate:+1pt
   recallbench shadow start il --control server-memory --treatment agentrecall \\
-      --measure interleaving --method sprt
-Measures: rr and hit@k (what the agent read or validated after a search, ranked in both
-lists), ndcg@k (manual and judge labels), interleaving (team-draft credit; needs the
-proxy's interleaving mode). Guardrails (higher is worse): latency_median, latency_p95,
-error_rate, empty_rate, tokens_mean, as NAME:+P% (relative) or NAME:+X / NAME:+Npt.
+      --interleaved --measure rr --unit session
+Measures: interleaving (team-draft credit), rr and hit@k (what the agent read or validated
+after a search, ranked in both lists): these need --interleaved (the proxy's --interleave);
+ndcg@k (manual and judge labels of both lists) works either way. One observation per
+distinct query text (or session): repeats of a text are left out. Guardrails (higher is
+worse): latency_median, latency_p95, error_rate, empty_rate, tokens_mean, as NAME:+P%
+(relative) or NAME:+X / NAME:+Npt.
 """
 )
 @click.argument("name")
@@ -92,7 +94,27 @@ error_rate, empty_rate, tokens_mean, as NAME:+P% (relative) or NAME:+X / NAME:+N
     metavar="PROFILE",
     help="The candidate profile (the proxy's --shadow), given as --control is.",
 )
-@click.option("--measure", default="rr", show_default=True, help="The primary paired measure.")
+@click.option(
+    "--measure",
+    default=None,
+    help="The primary paired measure (default: interleaving with --interleaved, else ndcg@10 "
+    "from labels). rr, hit@k and interleaving need --interleaved.",
+)
+@click.option(
+    "--interleaved",
+    is_flag=True,
+    help="The proxy runs with --interleave: the agent is shown both lists merged, so its reads "
+    "are evidence about both. Without it the agent sees the control's list only, and a "
+    "measure from its reads (rr, hit@k) would favour the control: refused.",
+)
+@click.option(
+    "--unit",
+    type=click.Choice(["query", "session"]),
+    default="query",
+    show_default=True,
+    help="One observation per distinct query text (normalised as the sampling hash does: "
+    "case and punctuation do not count) or per session; repeats are left out.",
+)
 @click.option(
     "--method",
     type=click.Choice(["msprt", "sprt"]),
@@ -178,7 +200,9 @@ def start(
     name: str,
     control: str,
     treatment: str,
-    measure: str,
+    measure: str | None,
+    interleaved: bool,
+    unit: str,
     method: str,
     alpha: float,
     min_queries: int,
@@ -205,8 +229,12 @@ def start(
     for spec in guardrail_specs:
         guard, margin = parse_guardrail(spec)
         guards[guard] = margin
+    if measure is None:
+        measure = "interleaving" if interleaved else "ndcg@10"
     rule = GraduationRule(
         measure=measure.strip().lower(),
+        interleaved=interleaved,
+        unit="session" if unit == "session" else "query",
         method="sprt" if method == "sprt" else "msprt",
         alpha=alpha,
         min_queries=min_queries,
@@ -239,7 +267,9 @@ def start(
     console.print(
         f"started shadow test {test.name}: {test.control} (control) vs {test.treatment} "
         f"(treatment) on {rule.measure}, {rule.method} alpha {rule.alpha:g}, at least "
-        f"{rule.min_queries} measured pairs; guardrails: {guards_text}",
+        f"{rule.min_queries} measured {rule.unit} units ("
+        f"{'interleaved' if interleaved else 'mirrored: the agent sees the control only'}); "
+        f"guardrails: {guards_text}",
         highlight=False,
         markup=False,
         soft_wrap=True,

@@ -32,22 +32,18 @@ queries without evidence. A harvest that yields no query writes nothing and says
 from __future__ import annotations
 
 import random
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from recallbench.core import ConfigError, Dataset, Document, Query
+from recallbench.core._query_key import WITHHELD
+from recallbench.core._query_key import words as normalise
 from recallbench.store._telemetry import FeedbackEvent, Judgment, QueryLogEntry
 
 RELEVANCE_THRESHOLD = 2
 UNKNOWN_INTENT = "unknown"
-_WORDS = re.compile(r"\w+")
-WITHHELD = re.compile(r"\[withheld sha256:([0-9a-f]+) \d+ chars\]")
-"""A query stored with its texts withheld (``recallbench.telemetry._privacy.withheld``):
-the fingerprint of its normalised words, then its length. Such queries pool by the
-fingerprint alone, as the words of queries with texts do."""
 
 
 class NothingHarvestedError(ConfigError):
@@ -61,10 +57,6 @@ GRADE_RULES = {
     "read_after_search": "2 (read after search)",
     "shown": "1 (shown but not read: a pooled unknown)",
 }
-
-
-def normalise(text: str) -> str:
-    return " ".join(_WORDS.findall(text.lower()))
 
 
 @dataclass

@@ -54,7 +54,6 @@ exit, never passed to the agent.
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import re
 import threading
@@ -67,6 +66,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
+from recallbench.core._query_key import query_digest
 from recallbench.online._feedback import result_ids
 from recallbench.online._proxy import hits_of, parsed_hits, query_path, text_id, warn
 from recallbench.stats._interleaving import CONTROL, TREATMENT, Team, team_draft
@@ -101,11 +101,13 @@ _PLACEHOLDER = re.compile(r"\{([A-Za-z_][\w.]*)\}")
 
 
 def sampled(query: str, percent: float) -> bool:
-    """Whether a search of ``query`` is mirrored: the first 8 bytes of its sha256, modulo a
-    million, below ``percent`` * 10,000 (a pure function of the text: never re-drawn)."""
+    """Whether a search of ``query`` is mirrored: the first 8 bytes of the sha256 of its
+    words (:func:`recallbench.core._query_key.words`, the normalisation a test's unit of
+    analysis uses), modulo a million, below ``percent`` * 10,000 (a pure function of the
+    text: never re-drawn, and the same for "Kestrel decision" and "kestrel decision?")."""
     if percent >= 100:
         return True
-    digest = hashlib.sha256(query.encode()).digest()
+    digest = query_digest(query)
     return int.from_bytes(digest[:8], "big") % 1_000_000 < percent * 10_000
 
 

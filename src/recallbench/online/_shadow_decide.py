@@ -77,16 +77,24 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from recallbench.core._errors import ConfigError
+from recallbench.core._query_key import query_key
 from recallbench.online._shadow_score import (
     GUARDRAIL_NAMES,
     PairScore,
     Side,
     SideGuardrails,
     guardrails,
-    paired_differences,
     parse_measure,
     score_test,
     window_end,
+)
+from recallbench.online._shadow_units import (
+    CLICK_MEASURES,
+    EXPOSURE_HELP,
+    UNITS,
+    Observations,
+    Unit,
+    observations,
 )
 from recallbench.stats._interleaving import summarise
 from recallbench.stats._msprt import DEFAULT_TAU, MixtureSPRT, MsprtSettings
@@ -154,7 +162,7 @@ def parse_guardrail(text: str) -> tuple[str, Margin]:
 class GraduationRule:
     """The rule a shadow test is decided by (module docstring); stored with the test."""
 
-    measure: str = "rr"
+    measure: str = "interleaving"
     method: Method = "msprt"
     alpha: float = 0.05
     min_queries: int = DEFAULT_MIN_QUERIES
@@ -173,9 +181,23 @@ class GraduationRule:
     settle_seconds: float = DEFAULT_SETTLE_SECONDS
     flag: str | None = None
     """The feature flag the test rolls out (``graduate`` sets it); None: the test's name."""
+    unit: Unit = "query"
+    """One observation per distinct query text or per session (:mod:`._shadow_units`)."""
+    interleaved: bool | None = None
+    """Whether the proxy shows the agent both lists interleaved (``--interleave``); None:
+    not stated (a test started before the design was recorded)."""
 
     def __post_init__(self) -> None:
-        parse_measure(self.measure)
+        base = parse_measure(self.measure)[0]
+        if self.unit not in UNITS:
+            raise ConfigError(f"rule.unit: {self.unit!r} is not one of {', '.join(UNITS)}")
+        if self.interleaved is False and (base in CLICK_MEASURES or base == "interleaving"):
+            reason = (
+                "the team-draft credit exists only for interleaved searches"
+                if base == "interleaving"
+                else EXPOSURE_HELP.format(measure=base)
+            )
+            raise ConfigError(f"measure {self.measure!r} without interleaving is refused: {reason}")
         if self.method not in ("msprt", "sprt"):
             raise ConfigError(f"rule.method: {self.method!r} is not msprt or sprt")
         _check(0 < self.alpha < 1, "alpha", self.alpha, "in (0, 1)")
@@ -323,8 +345,16 @@ class Decision:
     pairs: int
     measured: int
     """Pairs with a value of the primary measure."""
+    unit: str
+    """What one observation is: a distinct query text or a session."""
+    units: int
+    """Units with a value: the observations (one per unit, its first value)."""
+    repeats: int
+    """Measured pairs of a unit already observed, left out."""
+    not_interleaved: int
+    """Pairs with clicks a click measure could not use: the agent saw the control only."""
     n: int
-    """Differences the sequential test used: all of them, or those up to the one at which
+    """Observations the sequential test used: all of them, or those up to the one at which
     it decided (later ones change nothing)."""
     mean: float | None
     """Mean of the ``n`` differences used."""
@@ -357,13 +387,16 @@ def decide(
     rows: Sequence[Mapping[str, Any]],
     scores: Sequence[PairScore],
     sampled: tuple[int, int] | None = None,
+    keys: Mapping[str, str] | None = None,
 ) -> Decision:
     """The rule's decision on the pairs ``rows`` and their ``scores`` (same order, oldest
     first); ``sampled``: distinct query texts of the test's window that were mirrored and
-    that were not, for the sampling SRM."""
+    that were not, for the sampling SRM; ``keys``: query id -> key of its logged text, the
+    query unit (:mod:`._shadow_units`; a query without one is a unit of its own)."""
     if len(rows) != len(scores):
         raise ConfigError(f"decide: {len(rows)} rows but {len(scores)} scores")
-    differences = [difference for _, difference in paired_differences(scores, rule.measure)]
+    observed = observations(scores, rule.measure, keys or {}, rule.unit)
+    differences = list(observed.values)
     pvalue: float | None = None
     interval: tuple[float, float] | None = None
     llr: float | None = None
@@ -397,14 +430,18 @@ def decide(
     sides = guardrails(rows)
     checks = _guardrail_results(rule, sides)
     srm = _srm_checks(rule, rows, sampled)
-    verdict, reason = _verdict(rule, n, sequential, checks, srm)
+    verdict, reason = _verdict(rule, n, sequential, checks, srm, observed)
     return Decision(
         decision=verdict,
         reason=reason,
         measure=rule.measure,
         method=rule.method,
         pairs=len(rows),
-        measured=len(differences),
+        measured=observed.measured_pairs,
+        unit=rule.unit,
+        units=len(observed.values),
+        repeats=observed.repeats,
+        not_interleaved=observed.not_interleaved,
         n=n,
         mean=mean,
         pvalue=pvalue,
@@ -414,7 +451,7 @@ def decide(
         guardrails=checks,
         sides={side: asdict(values) for side, values in sides.items()},
         srm=srm,
-        secondary=_secondary(rule, scores),
+        secondary=_secondary(rule, scores, keys or {}),
         interleaving=_interleaving(scores, rule.alpha),
         rule=rule.to_dict(),
     )
@@ -429,17 +466,23 @@ def decide_test(
     settled = (now or datetime.now(UTC)) - timedelta(seconds=rule.settle_seconds)
     until = settled if until is None else min(until, settled)
     rows, scores = score_test(store, test, until)
+    end = window_end(test, until)
+    logged = [
+        entry
+        for entry in store.query_log(since=test.started_at)
+        if end is None or entry.created_at <= end
+    ]
+    keys = {entry.query_id: query_key(entry.text) for entry in logged}
     sampled = None
     if rule.sample_percent is not None and rule.sample_percent < 100:
-        end = window_end(test, until)
         paired = {str(row["query_id"]) for row in rows}
-        texts: dict[str, bool] = {}
-        for entry in store.query_log(since=test.started_at):
-            if end is None or entry.created_at <= end:
-                texts[entry.text] = texts.get(entry.text, False) or entry.query_id in paired
+        texts: dict[str, bool] = {}  # distinct texts, as the sampling hash normalises them
+        for entry in logged:
+            key = keys[entry.query_id]
+            texts[key] = texts.get(key, False) or entry.query_id in paired
         mirrored = sum(texts.values())
         sampled = (mirrored, len(texts) - mirrored)
-    return decide(rule, rows, scores, sampled)
+    return decide(rule, rows, scores, sampled, keys)
 
 
 def _verdict(
@@ -448,9 +491,22 @@ def _verdict(
     sequential: str,
     checks: Sequence[GuardrailResult],
     srm: Sequence[SrmCheck],
+    observed: Observations,
 ) -> tuple[Verdict, str]:
     if n < rule.min_queries:
-        return "continue", f"{n} of the {rule.min_queries} measured pairs the rule needs"
+        base = parse_measure(rule.measure)[0]
+        if observed.not_interleaved and not observed.measured_pairs:
+            return "continue", (
+                f"no interleaved pair: {EXPOSURE_HELP.format(measure=base)}"
+                if base in CLICK_MEASURES
+                else "no interleaved pair"
+            )
+        repeats = (
+            f" ({observed.repeats} repeats of a {rule.unit} left out)" if observed.repeats else ""
+        )
+        return "continue", (
+            f"{n} of the {rule.min_queries} measured {rule.unit} units the rule needs{repeats}"
+        )
     mismatched = [check.name for check in srm if check.mismatch]
     if mismatched:
         return "continue", (
@@ -520,11 +576,16 @@ def _srm_checks(
     return tuple(checks)
 
 
-def _secondary(rule: GraduationRule, scores: Sequence[PairScore]) -> dict[str, Secondary]:
+def _secondary(
+    rule: GraduationRule, scores: Sequence[PairScore], keys: Mapping[str, str]
+) -> dict[str, Secondary]:
+    """Mean differences of the other measures, over the same units and by the same
+    exposure rule as the primary (a click measure of pairs the agent saw only the
+    control's list of is no evidence)."""
     k = parse_measure(rule.measure)[1]
     found = {}
     for measure in ("rr", f"hit@{k}", f"ndcg@{k}", "interleaving"):
-        values = [difference for _, difference in paired_differences(scores, measure)]
+        values = observations(scores, measure, keys, rule.unit).values
         found[measure] = Secondary(len(values), sum(values) / len(values) if values else None)
     return found
 

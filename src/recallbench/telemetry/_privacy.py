@@ -7,15 +7,14 @@ text the caller chose to hide ever sits in memory waiting for the writer or in t
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from recallbench.core._errors import ConfigError
+from recallbench.core._query_key import query_key
 
 REDACTED = "[redacted]"
-_WORDS = re.compile(r"\w+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,9 +59,8 @@ class TextPolicy:
 
 
 def withheld(text: str) -> str:
-    """What is stored for a query when texts are withheld: a sha256 of its lower-cased words
-    (queries that differ only in case and punctuation share it, so harvest still merges
-    them) and its length in characters."""
-    words = " ".join(_WORDS.findall(text.lower()))
-    digest = hashlib.sha256(words.encode()).hexdigest()[:16]
-    return f"[withheld sha256:{digest} {len(text)} chars]"
+    """What is stored for a query when texts are withheld: the key of its words
+    (:func:`recallbench.core._query_key.query_key`: queries that differ only in case and
+    punctuation share it, so harvest still merges them and a shadow test still counts them
+    as one) and its length in characters."""
+    return f"[withheld sha256:{query_key(text)} {len(text)} chars]"
