@@ -643,6 +643,8 @@ def _details(
     for column in (
         "pairs",
         "measured",
+        f"{decision.unit} units",
+        "repeats left out",
         "n used",
         "mean diff",
         "always-valid CI",
@@ -654,6 +656,8 @@ def _details(
     primary.add_row(
         str(decision.pairs),
         str(decision.measured),
+        str(decision.units),
+        str(decision.repeats),
         str(decision.n),
         _num(decision.mean),
         _interval(decision.interval),
@@ -662,6 +666,13 @@ def _details(
         decision.sequential,
     )
     console.print(primary)
+    if decision.not_interleaved:
+        console.print(
+            f"{decision.not_interleaved} pairs with reads were shown without interleaving: "
+            "no click measure reads them (the agent saw the control's list only)",
+            highlight=False,
+            markup=False,
+        )
     secondary = Table(title="paired measures (treatment - control)")
     for column in ("measure", "pairs", "mean diff"):
         secondary.add_column(column)
