@@ -20,6 +20,7 @@ MIGRATIONS = [
     (7, "m007_shadow_errors"),
     (8, "m008_shadow_tests"),
     (9, "m009_store_marker"),
+    (10, "m010_interleaved_credited"),
 ]
 
 # ---------------------------------------------------------------- SQLite
@@ -167,6 +168,8 @@ SQLITE_COLUMNS = {
         ("session_id", "TEXT", 0, None, 0),
         ("control", "TEXT", 0, None, 0),
         ("treatment", "TEXT", 0, None, 0),
+        # added by m010
+        ("interleaved_credited", "INTEGER", 0, None, 0),
     ],
     "judge_cache": [
         ("workspace_id", "TEXT", 1, "'default'", 1),
@@ -563,6 +566,8 @@ POSTGRES_COLUMNS = {
         ("session_id", "text", "YES", None),
         ("control", "text", "YES", None),
         ("treatment", "text", "YES", None),
+        # added by m010
+        ("interleaved_credited", "integer", "YES", None),
     ],
     "judge_cache": [
         WS,

@@ -179,9 +179,11 @@ def test_the_agent_sees_the_interleaving_and_its_reads_credit_the_team(
     assert postgres["treatment_results"] == tuple(reversed(control))
     shown = [doc_id for doc_id, _ in postgres["interleaved"]]
     assert entity_names(answers[1]) == shown != control  # reversed lists never keep A's order
-    assert postgres["interleaved"] == interleave_ids(control, control[::-1], postgres["query_id"])
+    expected_shown = interleave_ids(control, control[::-1], postgres["query_id"])
+    assert postgres["interleaved"] == expected_shown.shown
     drafted = team_draft(control, control[::-1], postgres["query_id"])
     assert postgres["interleaved"] == tuple(zip(drafted.items, drafted.teams, strict=True))
+    assert postgres["interleaved_credited"] == 3  # equal lengths: all of it is credited
     structured = answers[1]["structuredContent"]
     assert answers[1]["content"][0]["text"] == json.dumps(structured, indent=2)
     assert structured["relations"] == []
@@ -225,24 +227,47 @@ def test_the_interleaved_list_is_a_fair_team_draft(seed: int) -> None:
     control = [f"d{i}" for i in range(6)]
     treatment = [f"d{i}" for i in (5, 3, 7, 8, 1)]
     shown = interleave_ids(control, treatment, f"query {seed}")
-    ids = [doc_id for doc_id, _ in shown]
+    ids = list(shown.items)
     assert len(ids) == len(set(ids)) == max(len(control), len(treatment))
     assert shown == interleave_ids(control, treatment, f"query {seed}")  # seeded by the id
-    for prefix in range(1, len(shown) + 1):  # team draft: teams differ by at most one
-        teams = [team for _, team in shown[:prefix]]
-        drafted = team_draft(control, treatment, f"query {seed}", limit=prefix)
-        if len(drafted.items) == prefix:
-            assert abs(teams.count("control") - teams.count("treatment")) <= 1
-    for doc_id, team in shown:  # each shown item comes from its team's list
+    # the credited part is the team draft of both lists cut to the depth both reach (5)
+    credited = shown.credited
+    assert credited is not None
+    drafted = team_draft(control[:5], treatment, f"query {seed}", limit=len(ids))
+    assert shown.shown[:credited] == drafted.shown
+    for prefix in range(1, credited + 1):  # team draft: teams differ by at most one
+        teams = shown.teams[:prefix]
+        assert abs(teams.count("control") - teams.count("treatment")) <= 1
+    for doc_id, team in shown.shown:  # each shown item comes from its team's list
         assert doc_id in (control if team == "control" else treatment)
+    assert "d5" not in shown.items[credited:] or control.index("d5") >= 5
 
 
-def test_an_exhausted_list_leaves_the_rest_to_the_other_team() -> None:
+@pytest.mark.parametrize("seed", range(20))
+def test_equal_lengths_are_the_papers_team_draft(seed: int) -> None:
+    control, treatment = [f"a{i}" for i in range(5)], ["a2", "b1", "a0", "b3", "b4"]
+    shown = interleave_ids(control, treatment, f"q{seed}")
+    drafted = team_draft(control, treatment, f"q{seed}", limit=5)
+    assert shown.shown == drafted.shown and shown.credited == len(shown.items) == 5
+
+
+def test_a_longer_lists_rest_is_shown_but_credits_no_one() -> None:
     shown = interleave_ids(["a", "b", "c", "d"], ["a"], "q")
-    assert [doc_id for doc_id, _ in shown] == ["a", "b", "c", "d"]
-    assert [team for _, team in shown[1:]] == ["control"] * 3
-    assert interleave_ids([], ["x", "y"], "q") == (("x", "treatment"), ("y", "treatment"))
-    assert interleave_ids([], [], "q") == ()
+    assert list(shown.items) == ["a", "b", "c", "d"]
+    assert shown.credited == 1 and shown.teams[1:] == ("control",) * 3
+    assert shown.credit(["b", "c", "d"]) == (0, 0)  # below the depth both lists reach
+    control_first = interleave_ids(["a", "b", "c", "d"], ["x", "y"], "q")
+    credited = control_first.credited
+    assert credited is not None and credited in (3, 4)  # the draft stops when one is used up
+    assert set(control_first.items) == {"a", "b", "x", "y"}  # the rest by rank: y before c
+    assert control_first.credit(["c", "d"]) == (0, 0)
+    assert interleave_ids(["a", "b", "c", "d"], ["x", "y"], "q4").items[:2] in (
+        ("a", "x"),
+        ("x", "a"),
+    )
+    nothing = interleave_ids([], ["x", "y"], "q")
+    assert nothing.shown == (("x", "treatment"), ("y", "treatment")) and nothing.credited == 0
+    assert interleave_ids([], [], "q").shown == ()
 
 
 MEMORY_ANSWER: dict[str, Any] = {
@@ -323,7 +348,7 @@ def test_text_block_answers_and_candidate_hits_in_the_primary_shape(tmp_path: Pa
     shown, interleaved = interleave_answer(memory, notes, MEMORY_ANSWER, answer, "q")
     names = entity_names(shown)  # one pick each: the top of each list
     assert sorted(names) == sorted(["a", text_id("one")])
-    assert [doc_id for doc_id, _ in interleaved] == names
+    assert list(interleaved.items) == names
 
 
 def test_what_cannot_be_interleaved_falls_back_with_a_reason() -> None:

@@ -28,20 +28,22 @@ Interleaving (``--interleave``, Radlinski, Kurup & Joachims 2008): a sampled sea
 in the candidate's queue *before* the agent's call goes to the primary (so it still comes
 after the writes before it), and the primary's answer waits for the candidate at most
 ``wait`` seconds more (:class:`Pending`). With both ranked lists ``A`` (control) and ``B``
-(treatment) the agent is shown the team-draft interleaving of the two
-(:func:`recallbench.stats._interleaving.team_draft`, coins seeded by the query id), up to
-``max(|A|, |B|)`` items, the rest of the longer list appended to its own team when the
-shorter is exhausted (:func:`interleave_ids`). The answer keeps the primary's shape: the
+(treatment) the agent is shown the team-draft interleaving of the two cut to the depth
+both reach (:func:`recallbench.stats._interleaving.team_draft_common_depth`, coins seeded by
+the query id), then the rest of the longer list, up to ``max(|A|, |B|)`` items
+(:func:`interleave_ids`); only the drafted part is credited, so that a list is not
+preferred for being longer. The answer keeps the primary's shape: the
 hit list at ``[results].hits`` (structured content and the JSON of its text block, written
 back in the server's own formatting), or one text block per hit, is replaced by the
 interleaved items, the candidate's hits converted to the primary's shape
 (:func:`rewrite_answer`). When a shape cannot be rewritten safely (formatting not
 recognised, a hit without an id, a candidate hit that cannot be expressed as the primary's)
 or the candidate is late or failed, the agent gets the primary's answer unchanged and the
-reason is counted. ``shadow_runs.interleaved`` holds the shown list with each item's team,
-so that a later read or validation of an item credits the system that placed it
-(Chapelle, Joachims, Radlinski & Yue 2012: ``c_A`` vs ``c_B`` per query, wins, ties and
-losses). Without ``--interleave`` the agent's answers are the primary's, byte for byte.
+reason is counted. ``shadow_runs.interleaved`` holds the shown list with each item's team
+and ``interleaved_credited`` how many of its leading items are credited, so that a later
+read or validation of a credited item credits the system that placed it (Chapelle,
+Joachims, Radlinski & Yue 2012: ``c_A`` vs ``c_B`` per query, wins, ties and losses).
+Without ``--interleave`` the agent's answers are the primary's, byte for byte.
 
 A side that gave no readable search (a JSON-RPC error, ``isError``, a timeout, a server
 that exited) is stored with no results, a NULL latency and a short message in its error
@@ -69,7 +71,7 @@ import anyio
 from recallbench.core._query_key import query_digest
 from recallbench.online._feedback import result_ids
 from recallbench.online._proxy import hits_of, parsed_hits, query_path, text_id, warn
-from recallbench.stats._interleaving import CONTROL, TREATMENT, Team, team_draft
+from recallbench.stats._interleaving import Interleaving, team_draft_common_depth
 from recallbench.stats._rankdiff import rank_difference
 from recallbench.systems._answers import fill, hit_text, select, text_of
 
@@ -218,8 +220,9 @@ class Pending:
     failure: str | None = None
     control: Mirrored | None = None
     """The primary's side, once the agent's call is answered."""
-    interleaved: tuple[tuple[str, Team], ...] | None = None
-    """What the agent was shown, by team (None: the primary's answer as it was)."""
+    interleaved: Interleaving[str] | None = None
+    """What the agent was shown, by team, and what of it is credited (None: the primary's
+    answer as it was)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -419,7 +422,7 @@ class Shadow:
 
     def _interleave(
         self, pending: Pending, answer: dict[str, Any]
-    ) -> tuple[dict[str, Any], tuple[tuple[str, Team], ...] | None]:
+    ) -> tuple[dict[str, Any], Interleaving[str] | None]:
         try:
             shown, interleaved = interleave_answer(
                 self.primary, self._reader, answer, pending.answer, pending.query_id
@@ -560,12 +563,12 @@ class Shadow:
         answer: dict[str, Any] | None,
         latency_ms: float,
         failure: str | None = None,
-        interleaved: Sequence[tuple[str, Team]] | None = None,
+        interleaved: Interleaving[str] | None = None,
         session_id: str | None = None,
     ) -> None:
         """In the proxy's logging thread: parse both answers, write the pair (``failure``:
         why the candidate gave no answer, when it raised; ``interleaved``: what the agent
-        was shown, by team, in interleaving mode)."""
+        was shown, by team, and how much of it is credited, in interleaving mode)."""
         control = _ids(self.primary, search.answer)
         treatment = _ids(self._reader, answer)
         run: dict[str, Any] = {
@@ -581,7 +584,8 @@ class Shadow:
             "treatment": self.profile.name,
         }
         if interleaved is not None:
-            run["interleaved"] = [(doc_id, team) for doc_id, team in interleaved]
+            run["interleaved"] = list(interleaved.shown)
+            run["interleaved_credited"] = interleaved.credited
         if control is not None and treatment is not None:
             k = max(len(control), len(treatment), 1)
             difference = rank_difference(search.query_id, control, treatment, k)
@@ -689,29 +693,20 @@ class NotInterleaved(Exception):
 
 def interleave_ids(
     control: Sequence[str], treatment: Sequence[str], query_id: str
-) -> tuple[tuple[str, Team], ...]:
+) -> Interleaving[str]:
     """The shown list: the team-draft interleaving (Radlinski, Kurup & Joachims 2008) of
-    ``control`` (A) and ``treatment`` (B), coins seeded by ``query_id``, of length
-    ``L = max(|A|, |B|)`` over distinct items.
+    ``control`` (A) and ``treatment`` (B) to the depth both reach, coins seeded by
+    ``query_id``, then the rest of the longer list, ``L = max(|A|, |B|)`` distinct items in
+    all (:func:`~recallbench.stats._interleaving.team_draft_common_depth`).
 
-    Team draft stops when one list has no unplaced item left; the remaining unplaced items
-    of the other are then appended, credited to their own team, up to ``L``. So a system
-    that finds less is not padded by its rival's results, the agent is not shown fewer
-    results than either system would give it, and an item both lists hold belongs to the
-    team that placed it first."""
+    Only the drafted part is credited (``credited``): documents below the depth both lists
+    reach are shown, with the team whose list holds them, but a read of them credits no
+    one. So a system is neither padded by its rival's results nor preferred for returning
+    more of them, the agent is not shown fewer results than either system would give it,
+    and an item both lists hold belongs to the team that placed it first."""
     limit = len(dict.fromkeys((*control, *treatment)))
     limit = min(limit, max(len(control), len(treatment)))
-    drafted = team_draft(control, treatment, query_id, limit=limit)
-    shown = list(zip(drafted.items, drafted.teams, strict=True))
-    placed = set(drafted.items)
-    for ranking, team in ((control, CONTROL), (treatment, TREATMENT)):
-        for item in ranking:
-            if len(shown) >= limit:
-                break
-            if item not in placed:
-                placed.add(item)
-                shown.append((item, team))
-    return tuple(shown)
+    return team_draft_common_depth(control, treatment, query_id, limit=limit)
 
 
 def interleave_answer(
@@ -720,9 +715,9 @@ def interleave_answer(
     answer: dict[str, Any],
     candidate_answer: dict[str, Any] | None,
     query_id: str,
-) -> tuple[dict[str, Any], tuple[tuple[str, Team], ...]]:
+) -> tuple[dict[str, Any], Interleaving[str]]:
     """The primary's ``answer`` with its hits replaced by the interleaving of both lists
-    (:func:`interleave_ids`), and the shown ids with their teams. The answer is the primary's
+    (:func:`interleave_ids`), and that interleaving. The answer is the primary's
     own object when the interleaved order is the primary's. Raises :class:`NotInterleaved`
     (with the reason) when it cannot be done safely."""
     control = parsed_hits(primary, answer, quiet=True)
@@ -750,7 +745,7 @@ def interleave_answer(
         if hit_id not in items:
             items[hit_id] = raw if same_shape else as_primary_hit(primary, hit_id, text)
     interleaved = interleave_ids(control_ids, treatment_ids, query_id)
-    shown = [doc_id for doc_id, _ in interleaved]
+    shown = list(interleaved.items)
     if shown == control_ids:
         return answer, interleaved
     if any(items[doc_id] is None for doc_id in shown):

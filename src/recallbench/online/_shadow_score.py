@@ -34,7 +34,14 @@ the agent saw. Each pair gets:
   treatment's team placed, the query is a win for the treatment when ``c_B > c_A``, a loss
   when ``c_B < c_A``, a tie otherwise; as a number ``+1 / 0 / -1``, whose mean over queries
   with clicks is ``2 * Delta`` of Chapelle, Joachims, Radlinski & Yue (2012) when there are
-  no ties. Pairs without a click on a shown document have no credit.
+  no ties. Only documents both rankers could have shown are credited: the leading
+  ``interleaved_credited`` shown documents, the team draft of both lists cut to the depth
+  both reach (:func:`recallbench.stats._interleaving.team_draft_common_depth`); documents
+  shown after them credit no one, so that a longer list is not preferred for its length.
+  Rows from before that column are credited as far as each shown document is within the
+  common depth of its team's list (:func:`credited_prefix`). Pairs without a click on a
+  credited document have no credit. :func:`unequal_length_share` says how often the two
+  lists differed in length.
 
 A side that failed (its error column set) is scored as an empty list: what the agent would
 have got. Its failure also counts in the error-rate guardrail.
@@ -64,7 +71,14 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 import numpy as np
 
 from recallbench.core._errors import ConfigError
-from recallbench.stats._interleaving import CONTROL, TREATMENT, Interleaving, Outcome, Team
+from recallbench.stats._interleaving import (
+    CONTROL,
+    TREATMENT,
+    Interleaving,
+    Outcome,
+    Team,
+    common_depth,
+)
 from recallbench.stats._rankdiff import RankClass, rank_difference
 
 if TYPE_CHECKING:
@@ -109,10 +123,22 @@ class PairScore:
     rank_class: RankClass
     interleaved: bool
     credit: tuple[int, int] | None
-    """(control, treatment) clicked documents each team placed, interleaved pairs only."""
+    """(control, treatment) clicked documents each team placed among the credited ones
+    (above the depth both lists reach), interleaved pairs only."""
     outcome: Outcome | None
     """The treatment's win, tie or loss, interleaved pairs with a click only."""
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def lengths(self) -> tuple[int, int]:
+        """(control, treatment) number of distinct ids in each list (0 for a failed side)."""
+        return len(dict.fromkeys(self.control)), len(dict.fromkeys(self.treatment))
+
+    @property
+    def unequal_lengths(self) -> bool:
+        """Whether the two lists differed in length (:attr:`lengths`)."""
+        control, treatment = self.lengths
+        return control != treatment
 
     def value(self, measure: str) -> tuple[float, float] | None:
         """(control, treatment) of ``measure`` (``rr``, ``hit``, ``ndcg``), or None."""
@@ -210,21 +236,50 @@ def ndcg(ranking: Sequence[str], grades: Mapping[str, int], k: int) -> float | N
 
 
 def team_credit(
-    shown: Sequence[tuple[str, str]], clicked: Iterable[str]
+    shown: Sequence[tuple[str, str]], clicked: Iterable[str], credited: int | None = None
 ) -> tuple[tuple[int, int], Outcome | None]:
-    """``((c_A, c_B), outcome)`` of an interleaved list: clicked documents per team
-    (:meth:`Interleaving.credit`) and the treatment's win / tie / loss
-    (:meth:`Interleaving.outcome`), None when no shown document was clicked. A document
-    shown twice counts for the team that placed it first. ValueError for a team that is not
-    control or treatment."""
+    """``((c_A, c_B), outcome)`` of an interleaved list: clicked documents per team among the
+    first ``credited`` shown (None: all; :meth:`Interleaving.credit`) and the treatment's
+    win / tie / loss (:meth:`Interleaving.outcome`), None when no credited document was
+    clicked. A document shown twice counts for the team that placed it first. ValueError for
+    a team that is not control or treatment, or ``credited`` outside ``0..len(shown)``."""
+    if credited is not None and not 0 <= credited <= len(shown):
+        raise ValueError(f"interleaved_credited {credited} is not between 0 and {len(shown)}")
     owner: dict[str, Team] = {}
-    for doc, team in shown:
+    for doc, team in shown[:credited]:
         if team not in (CONTROL, TREATMENT):
             raise ValueError(f"interleaved team {team!r} is not control or treatment")
         owner.setdefault(doc, CONTROL if team == CONTROL else TREATMENT)
     drafted = Interleaving(items=tuple(owner), teams=tuple(owner.values()))
     credit = drafted.credit(clicked)
     return credit, (drafted.outcome(clicked) if sum(credit) else None)
+
+
+def credited_prefix(
+    shown: Sequence[tuple[str, str]], control: Sequence[str], treatment: Sequence[str]
+) -> int:
+    """For a row written before ``interleaved_credited``: how many leading shown documents
+    are within the common depth ``d`` of the two lists (:func:`common_depth`) in the list of
+    the team that placed them (the first one that is not ends the credited part)."""
+    depth = common_depth(control, treatment)
+    tops: dict[str, set[str]] = {
+        CONTROL: set(_distinct(control)[:depth]),
+        TREATMENT: set(_distinct(treatment)[:depth]),
+    }
+    credited = 0
+    for doc, team in shown:
+        if doc not in tops.get(team, set()):
+            break
+        credited += 1
+    return credited
+
+
+def unequal_length_share(scores: Iterable[PairScore]) -> float | None:
+    """The share of the interleaved pairs whose two lists differed in length (what
+    ``shadow status`` reports beside the interleaving credit); None without an interleaved
+    pair."""
+    interleaved = [score.unequal_lengths for score in scores if score.interleaved]
+    return sum(interleaved) / len(interleaved) if interleaved else None
 
 
 def paired_differences(scores: Iterable[PairScore], measure: str) -> list[tuple[str, float]]:
@@ -285,7 +340,11 @@ def _score(
     shown = row.get("interleaved")
     credit = outcome = None
     if shown is not None:
-        credit, outcome = team_credit([(str(doc), str(team)) for doc, team in shown], clicked)
+        pairs = [(str(doc), str(team)) for doc, team in shown]
+        credited = row.get("interleaved_credited")
+        if credited is None:
+            credited = credited_prefix(pairs, control, treatment)
+        credit, outcome = team_credit(pairs, clicked, int(credited))
     extra = {
         key: row[key] for key in ("control_tokens", "treatment_tokens") if row.get(key) is not None
     }

@@ -519,6 +519,18 @@ def m009_store_marker(connection: Connection) -> None:
     )
 
 
+def m010_interleaved_credited(connection: Connection) -> None:
+    """``shadow_runs.interleaved_credited``: how many leading items of ``interleaved`` a
+    click credits to their team, the team draft of both lists cut to the depth both reach;
+    the items after them were shown from below that depth and credit no one (a longer list
+    is not preferred for its length). NULL where nothing was interleaved and on rows written
+    before this migration, which are credited to the common depth of their own lists.
+    Nullable, no default, added as m005 adds its own."""
+    column = Column("interleaved_credited", Integer)
+    kind = column.type.compile(dialect=connection.dialect)
+    connection.exec_driver_sql(f"ALTER TABLE shadow_runs ADD COLUMN {column.name} {kind}")
+
+
 MIGRATIONS: list[Migration] = [
     m001_history,
     m002_telemetry,
@@ -529,5 +541,6 @@ MIGRATIONS: list[Migration] = [
     m007_shadow_errors,
     m008_shadow_tests,
     m009_store_marker,
+    m010_interleaved_credited,
 ]
 """In order; append only."""

@@ -208,6 +208,7 @@ shadow_runs = Table(
     Column("session_id", Text),  # m008
     Column("control", Text),  # m008: the control's profile
     Column("treatment", Text),  # m008: the treatment's profile
+    Column("interleaved_credited", Integer),  # m010: leading items of interleaved credited
 )
 
 shadow_tests = Table(

@@ -120,7 +120,9 @@ class TelemetryStore:
         Optional keys from m008: ``interleaved``, a sequence of ``(doc_id, team)`` with team
         ``"control"`` or ``"treatment"`` (what the agent saw when the two lists were
         team-draft interleaved; ValueError, located, for a malformed pair), ``session_id``,
-        and ``control`` / ``treatment``, the profiles that answered."""
+        and ``control`` / ``treatment``, the profiles that answered. From m010:
+        ``interleaved_credited``, how many leading items of ``interleaved`` a click
+        credits (the rest were shown from below the depth both lists reach)."""
         self.log_shadow_runs([run])
 
     def log_shadow_runs(self, runs: Sequence[Mapping[str, Any]]) -> None:
