@@ -339,3 +339,22 @@ def test_young_pairs_wait_for_their_feedback(tmp_path: Any) -> None:
         late = decide_test(store, test, now=T0 + timedelta(seconds=2000))
     assert early.pairs == 101  # logged by 100 s: the rest may still get their reads
     assert late.pairs == 300
+
+
+def test_status_reports_how_often_interleaved_lists_differed_in_length() -> None:
+    """Issue 29 item 5: lists of unequal length are credited to the depth both reach, and
+    the decision says how often they differed."""
+    from recallbench.stats._interleaving import team_draft_common_depth
+
+    rows, events = stream(100, seed=13)
+    for i, row in enumerate(rows):
+        if i % 4 == 0:
+            row["treatment_results"] = row["treatment_results"][:2]
+        drafted = team_draft_common_depth(
+            row["control_results"], row["treatment_results"], row["query_id"]
+        )
+        row["interleaved"] = tuple(zip(drafted.items, drafted.teams, strict=True))
+        row["interleaved_credited"] = drafted.credited
+    decision = run(GraduationRule(measure="interleaving", min_queries=50), rows, events)
+    assert decision.interleaving is not None
+    assert decision.interleaving["unequal_lengths"] == pytest.approx(0.25)

@@ -683,7 +683,13 @@ def _details(
         il = decision.interleaving
         console.print(
             f"interleaving: {il['wins']} wins, {il['ties']} ties, {il['losses']} losses; "
-            f"sign test p {_num(il['sign_test_p'])}, preference {_num(il['preference'])}",
+            f"sign test p {_num(il['sign_test_p'])}, preference {_num(il['preference'])}"
+            + (
+                f"; lists of unequal length in {il['unequal_lengths']:.0%} of the pairs "
+                "(credited to the depth both reach)"
+                if il.get("unequal_lengths")
+                else ""
+            ),
             highlight=False,
             markup=False,
         )

@@ -86,6 +86,7 @@ from recallbench.online._shadow_score import (
     guardrails,
     parse_measure,
     score_test,
+    unequal_length_share,
     window_end,
 )
 from recallbench.online._shadow_units import (
@@ -601,6 +602,7 @@ def _interleaving(scores: Sequence[PairScore], alpha: float) -> dict[str, Any] |
         "losses": summary.losses,
         "sign_test_p": summary.pvalue,
         "preference": summary.preference,
+        "unequal_lengths": unequal_length_share(scores),
     }
 
 
