@@ -3,6 +3,13 @@ comparisons, power, rank differences and sequential tests."""
 
 from recallbench.stats._attainable import PairedTest, queries_to_reach, smallest_pvalue
 from recallbench.stats._beta_binomial import BetaBinomialState, probability_better
+from recallbench.stats._bounded_cs import (
+    BoundedCsSettings,
+    BoundedPath,
+    bounded_cs_path,
+    bounded_decisions,
+)
+from recallbench.stats._bounded_stream import BoundedCS
 from recallbench.stats._interleaving import (
     Interleaving,
     InterleavingSummary,
@@ -62,6 +69,9 @@ __all__ = [
     "RANK_CLASSES",
     "SRM_THRESHOLD",
     "BetaBinomialState",
+    "BoundedCS",
+    "BoundedCsSettings",
+    "BoundedPath",
     "Correction",
     "Decision",
     "Interleaving",
@@ -87,6 +97,8 @@ __all__ = [
     "bca_interval",
     "benjamini_hochberg",
     "bootstrap_means",
+    "bounded_cs_path",
+    "bounded_decisions",
     "classify",
     "first_rejections",
     "holm",
