@@ -358,3 +358,28 @@ def test_status_reports_how_often_interleaved_lists_differed_in_length() -> None
     decision = run(GraduationRule(measure="interleaving", min_queries=50), rows, events)
     assert decision.interleaving is not None
     assert decision.interleaving["unequal_lengths"] == pytest.approx(0.25)
+
+
+@pytest.mark.parametrize("method", ["betting", "empirical_bernstein", "msprt"])
+def test_the_reported_interval_always_contains_the_reported_estimate(method: str) -> None:
+    """Issue 29 item 4: status showed mean -0.1594 with interval [-0.1127, -0.0051] (the
+    mSPRT's running interval and the plain mean of the pairs used)."""
+    for seed in range(40):
+        rows, events = stream(300, seed=200 + seed, effect=0.1 * (seed % 3))
+        scores = score_pairs(rows, events)
+        for n in (60, 150, 300):
+            decision = decide(
+                GraduationRule(measure="rr", method=method, min_queries=50), rows[:n], scores[:n]
+            )
+            assert decision.interval is not None and decision.estimate is not None
+            low, high = decision.interval
+            assert low <= decision.estimate <= high, (seed, n, decision)
+
+
+def test_every_result_states_what_its_test_assumes() -> None:
+    rows, events = stream(200, seed=14)
+    scores = score_pairs(rows, events)
+    bounded = decide(GraduationRule(measure="rr", min_queries=50), rows, scores)
+    assert bounded.method == "betting" and bounded.assumption.startswith("none")
+    msprt = decide(GraduationRule(measure="rr", method="msprt", min_queries=50), rows, scores)
+    assert "only asymptotic" in msprt.assumption

@@ -14,7 +14,7 @@ import getpass
 import json
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import click
 
@@ -117,10 +117,13 @@ worse): latency_median, latency_p95, error_rate, empty_rate, tokens_mean, as NAM
 )
 @click.option(
     "--method",
-    type=click.Choice(["msprt", "sprt"]),
-    default="msprt",
+    type=click.Choice(["betting", "empirical_bernstein", "msprt", "sprt"]),
+    default="betting",
     show_default=True,
-    help="mSPRT (always-valid p-value and interval) or Wald's paired SPRT.",
+    help="betting: an always-valid confidence sequence for bounded differences, valid at "
+    "every n with no assumption (Waudby-Smith & Ramdas 2023); empirical_bernstein: the "
+    "same guarantee, slower; msprt: valid only asymptotically (normal differences, large "
+    "n); sprt: Wald's, for a stated effect.",
 )
 @click.option(
     "--alpha",
@@ -220,7 +223,7 @@ def start(
     actor: str | None,
 ) -> None:
     """Start the shadow test NAME with its graduation rule, fixed from now on."""
-    from recallbench.online._shadow_decide import GraduationRule, Margin, parse_guardrail
+    from recallbench.online._shadow_decide import GraduationRule, Margin, Method, parse_guardrail
     from recallbench.online._shadow_profiles import resolve_profiles
     from recallbench.store import open_store
 
@@ -235,7 +238,7 @@ def start(
         measure=measure.strip().lower(),
         interleaved=interleaved,
         unit="session" if unit == "session" else "query",
-        method="sprt" if method == "sprt" else "msprt",
+        method=cast("Method", method),
         alpha=alpha,
         min_queries=min_queries,
         max_queries=max_queries,
@@ -646,7 +649,7 @@ def _details(
         f"{decision.unit} units",
         "repeats left out",
         "n used",
-        "mean diff",
+        "estimate",
         "always-valid CI",
         "p",
         "llr",
@@ -659,13 +662,14 @@ def _details(
         str(decision.units),
         str(decision.repeats),
         str(decision.n),
-        _num(decision.mean),
+        _num(decision.estimate),
         _interval(decision.interval),
         _num(decision.pvalue),
         _num(decision.llr),
         decision.sequential,
     )
     console.print(primary)
+    console.print(f"assumes: {decision.assumption}", highlight=False, markup=False)
     if decision.not_interleaved:
         console.print(
             f"{decision.not_interleaved} pairs with reads were shown without interleaving: "
