@@ -46,6 +46,8 @@ def started(url: str, name: str = "t", *extra: str) -> Result:
         "--interleaved",
         "--measure",
         "rr",
+        "--unit",  # the pairs come from 8 sessions: per query, so that 50 units exist
+        "query",
         *extra,
     )
     assert result.exit_code == 0, result.output

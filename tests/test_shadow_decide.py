@@ -101,7 +101,7 @@ def test_under_the_null_the_rule_graduates_at_most_alpha_of_the_time() -> None:
 
 
 def test_checking_after_every_batch_of_pairs_changes_nothing() -> None:
-    """The rule looked at after every 10 pairs: the sequential test keeps its first
+    """The rule looked at after every 20 pairs: the sequential test keeps its first
     crossing, so once it accepted the treatment every later look says so, and a stream is
     graduated at some look exactly when the whole stream is (peeking adds no false
     graduation). Null streams and streams with a small effect, so that both happen."""
@@ -109,7 +109,7 @@ def test_checking_after_every_batch_of_pairs_changes_nothing() -> None:
     for seed in range(30):
         rows, events = stream(300, seed=100 + seed, effect=0.0 if seed % 2 else 0.2)
         scores = score_pairs(rows, events)
-        looks = [decide(RULE, rows[:n], scores[:n]) for n in range(10, 301, 10)]
+        looks = [decide(RULE, rows[:n], scores[:n]) for n in range(20, 301, 20)]
         whole = decide(RULE, rows, scores)
         said = [look.sequential for look in looks]
         if "accept_treatment" in said:
@@ -138,7 +138,7 @@ def test_a_worse_treatment_is_rolled_back() -> None:
 
 def test_too_few_pairs_continue_whatever_the_effect() -> None:
     decision = run(GraduationRule(min_queries=500), *stream(100, seed=3, effect=0.9))
-    assert decision.decision == "continue" and "of the 500 measured query units" in decision.reason
+    assert decision.decision == "continue" and "of the 500 measured" in decision.reason
 
 
 def test_a_breached_guardrail_rolls_back_even_a_better_treatment() -> None:
@@ -146,8 +146,39 @@ def test_a_breached_guardrail_rolls_back_even_a_better_treatment() -> None:
     assert slow.decision == "rollback" and "latency_p95" in slow.reason
     [latency] = [check for check in slow.guardrails if check.name == "latency_p95"]
     assert latency.passed is False and latency.treatment > latency.limit
-    failing = run(RULE, *stream(600, seed=5, effect=0.4, treatment_errors=0.05))
+    failing = run(RULE, *stream(600, seed=5, effect=0.4, treatment_errors=0.10))
     assert failing.decision == "rollback" and "error_rate" in failing.reason
+    # 5% errors against none is beyond the +1pt margin, but 600 pairs do not show it with
+    # always-valid confidence yet (a point estimate alone rolled equal sides back 35% of
+    # the time when checked after every pair); 1,200 do
+    early = run(RULE, *stream(600, seed=5, effect=0.4, treatment_errors=0.05))
+    [errors] = [check for check in early.guardrails if check.name == "error_rate"]
+    assert errors.treatment > errors.limit and errors.passed and not errors.evidence
+    later = run(RULE, *stream(1200, seed=5, effect=0.4, treatment_errors=0.05))
+    assert later.decision == "rollback" and "error_rate" in later.reason
+
+
+def test_equal_sides_checked_after_every_pair_rarely_breach_a_guardrail() -> None:
+    """Issue 29 item 6: guardrails judged on point estimates at every check rolled equal
+    sides back in 0.72 of simulated streams. 40 null streams, each checked
+    from 100 to 600 (every 50): rollbacks by a guardrail within alpha + Monte Carlo error
+    (judged on the point estimates alone: 28 of these 40)."""
+    # the primary's test does not matter here: the faster of the two bounded sequences
+    rule = GraduationRule(measure="rr", min_queries=100, method="empirical_bernstein")
+    breached = 0
+    for seed in range(40):
+        rows, events = stream(600, seed=300 + seed, treatment_latency=10.0)
+        rng = np.random.default_rng(seed)
+        for row in rows:  # each side comes back empty or fails 5% of the time, alike
+            for side in ("control", "treatment"):
+                if rng.random() < 0.05:
+                    row[f"{side}_results"] = ()
+                if rng.random() < 0.05:
+                    row[f"{side}_error"] = "timeout"
+        scores = score_pairs(rows, events)
+        looks = [decide(rule, rows[:n], scores[:n]) for n in range(100, 601, 50)]
+        breached += any(check.passed is False for look in looks for check in look.guardrails)
+    assert breached <= 5  # P(Binomial(40, 0.05) > 5) < 0.05
 
 
 def test_a_wider_margin_lets_the_same_slow_treatment_graduate() -> None:

@@ -21,7 +21,12 @@ from test_shadow_e2e import agent, proxy
 
 TOPICS = [f"topic{n:02d}" for n in range(40)]
 RULE = GraduationRule(
-    measure="interleaving", interleaved=True, min_queries=20, settle_seconds=0, guardrails={}
+    measure="interleaving",
+    interleaved=True,
+    unit="query",  # one session: its 40 topics are the units (session units would be one)
+    min_queries=20,
+    settle_seconds=0,
+    guardrails={},
 )
 
 

@@ -70,7 +70,7 @@ def test_repeats_are_one_observation_the_first() -> None:
 def test_repeated_searches_do_not_inflate_the_false_positive_rate(repeats: int) -> None:
     """60 null streams of 150 texts each searched ``repeats`` times: graduations within
     alpha + Monte Carlo error (P(Binomial(60, 0.05) > 7) < 0.01)."""
-    rule = GraduationRule(measure="rr", min_queries=30)
+    rule = GraduationRule(measure="rr", min_queries=30, unit="query")
     graduated = 0
     for seed in range(60):
         rows, events, keys = repeated(150, repeats, seed=1000 * repeats + seed)
@@ -105,7 +105,7 @@ def test_click_measures_refuse_pairs_the_agent_saw_one_side_of() -> None:
 def test_a_rule_stored_before_units_existed_still_reads() -> None:
     old = {"measure": "rr", "method": "msprt", "alpha": 0.05, "min_queries": 100}
     rule = GraduationRule.from_dict(old)
-    assert rule.unit == "query" and rule.interleaved is None
+    assert rule.unit == "session" and rule.interleaved is None  # the valid default
 
 
 def test_observations_never_drop_a_unit_that_only_later_has_a_value() -> None:

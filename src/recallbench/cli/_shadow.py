@@ -109,11 +109,12 @@ worse): latency_median, latency_p95, error_rate, empty_rate, tokens_mean, as NAM
 )
 @click.option(
     "--unit",
-    type=click.Choice(["query", "session"]),
-    default="query",
+    type=click.Choice(["session", "query"]),
+    default="session",
     show_default=True,
-    help="One observation per distinct query text (normalised as the sampling hash does: "
-    "case and punctuation do not count) or per session; repeats are left out.",
+    help="One observation per session (searches of a session are correlated) or per "
+    "distinct query text (normalised as the sampling hash does: case and punctuation do "
+    "not count; for short, unrelated sessions); repeats are left out.",
 )
 @click.option(
     "--method",

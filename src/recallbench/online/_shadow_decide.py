@@ -93,6 +93,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from recallbench.core._errors import ConfigError
 from recallbench.core._query_key import query_key
+from recallbench.online._shadow_guard import breach_evidence
 from recallbench.online._shadow_score import (
     GUARDRAIL_NAMES,
     PairScore,
@@ -208,8 +209,10 @@ class GraduationRule:
     settle_seconds: float = DEFAULT_SETTLE_SECONDS
     flag: str | None = None
     """The feature flag the test rolls out (``graduate`` sets it); None: the test's name."""
-    unit: Unit = "query"
-    """One observation per distinct query text or per session (:mod:`._shadow_units`)."""
+    unit: Unit = "session"
+    """One observation per session (the default: searches of one session are correlated,
+    which made query units reject an equal treatment 0.095 of the time in simulation) or
+    per distinct query text (:mod:`._shadow_units`)."""
     interleaved: bool | None = None
     """Whether the proxy shows the agent both lists interleaved (``--interleave``); None:
     not stated (a test started before the design was recorded)."""
@@ -339,6 +342,9 @@ class GuardrailResult:
     margin: str
     limit: float | None
     passed: bool | None
+    evidence: bool = False
+    """Whether the always-valid paired sequence shows the treatment worse beyond the margin
+    (a breach needs it as well as the values beyond the limit)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -479,7 +485,7 @@ def decide(
         # a bounded sequence may cross early: valid, but the rule waits for min_queries
         sequential = "continue"
     sides = guardrails(rows)
-    checks = _guardrail_results(rule, sides)
+    checks = _guardrail_results(rule, sides, rows)
     srm = _srm_checks(rule, rows, sampled)
     verdict, reason = _verdict(rule, len(differences), sequential, checks, srm, observed)
     return Decision(
@@ -579,17 +585,33 @@ def _verdict(
 
 
 def _guardrail_results(
-    rule: GraduationRule, sides: Mapping[Side, SideGuardrails]
+    rule: GraduationRule, sides: Mapping[Side, SideGuardrails], rows: Sequence[Mapping[str, Any]]
 ) -> tuple[GuardrailResult, ...]:
+    """Each guardrail now: breached when the treatment's value is beyond the limit and the
+    paired sequence shows it worse beyond the margin (:mod:`._shadow_guard`, level
+    ``alpha / g``), so that checking after every pair rolls an equal treatment back with
+    probability at most ``alpha``."""
     results = []
+    level = rule.alpha / max(len(rule.guardrails), 1)
     for name, margin in rule.guardrails.items():
         control, treatment = sides["control"].get(name), sides["treatment"].get(name)
         if control is None or treatment is None:
-            results.append(GuardrailResult(name, control, treatment, margin.describe(), None, None))
+            results.append(
+                GuardrailResult(name, control, treatment, margin.describe(), None, None, False)
+            )
             continue
         limit = margin.limit(control)
-        passed = treatment <= limit + 1e-12
-        results.append(GuardrailResult(name, control, treatment, margin.describe(), limit, passed))
+        beyond = treatment > limit + 1e-12
+        shown, _ = (
+            breach_evidence(rows, name, margin.kind, margin.margin, control, level)
+            if beyond
+            else (False, None)
+        )
+        results.append(
+            GuardrailResult(
+                name, control, treatment, margin.describe(), limit, not (beyond and shown), shown
+            )
+        )
     return tuple(results)
 
 
