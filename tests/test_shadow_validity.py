@@ -94,7 +94,7 @@ def test_the_default_procedure_holds_alpha_in_every_scenario(
     now = {name: found for name, found in rates.items() if "(before)" not in name}
     assert len(now) == 6 + 6 + 2 + 2 + 1  # differences, repeats, sessions, exposure, lengths
     # Query units within sessions that share an effect are not independent (benchmark,
-    # 2,000 streams: the betting test on them 0.095 at U(-0.5, 0.5), on sessions 0.019):
+    # 2,000 streams: the betting test on them 0.087 at U(-0.5, 0.5), on sessions 0.017):
     # that row is an option's unless query is the rule's default unit.
     clustered = "sessions of 5 queries, effect U(-0.5, 0.5): unit=query"
     for name, (m, found) in now.items():
