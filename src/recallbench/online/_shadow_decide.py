@@ -211,7 +211,7 @@ class GraduationRule:
     """The feature flag the test rolls out (``graduate`` sets it); None: the test's name."""
     unit: Unit = "session"
     """One observation per session (the default: searches of one session are correlated,
-    which made query units reject an equal treatment 0.095 of the time in simulation) or
+    which made query units reject an equal treatment 0.087 of the time in simulation) or
     per distinct query text (:mod:`._shadow_units`)."""
     interleaved: bool | None = None
     """Whether the proxy shows the agent both lists interleaved (``--interleave``); None:

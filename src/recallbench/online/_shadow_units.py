@@ -9,8 +9,8 @@ chosen when the test starts and stored with its rule:
 * ``session`` (default): one observation per agent session (pairs without a session are
   their own query unit). Searches of one session share its task, its agent and its
   memories, so their differences are correlated: with a session effect, one observation
-  per query rejected an equal treatment 0.095 of the time at alpha 0.05 in simulation
-  (``benchmarks/shadow_validity.py``), one per session 0.019;
+  per query rejected an equal treatment 0.087 of the time at alpha 0.05 in simulation
+  (``benchmarks/shadow_validity.py``), one per session 0.017;
 * ``query``: one observation per distinct query text, normalised as the sampling hash
   normalises it (:mod:`recallbench.core._query_key`: lower-cased words, so "Kestrel
   decision" and "kestrel decision?" are one unit; a text logged withheld keeps its key).
