@@ -133,7 +133,8 @@ def test_equal_systems_with_repeats_neither_graduate_nor_roll_back(
         rows = store.shadow_runs()
     assert len(rows) == searches and all(row["interleaved"] for row in rows)
     assert live.units == len(TOPICS) and live.repeats == searches - len(TOPICS)
-    assert live.decision == "continue", live.reason
+    # the live decision is one draw (the interleaving's coins are seeded by random query
+    # ids): the rate over replays of the reads is what the rule promises, checked below
     counts = replays(url, 200)
     # alpha 0.05 of 200 is 10 expected at most; P(Binomial(200, 0.05) > 19) < 0.003
     assert counts["graduate"] + counts["rollback"] <= 19, counts
