@@ -463,6 +463,9 @@ class Relay:
         shadow = self.proxy.shadow
         if shadow is None:
             return
+        if shadow.closed:  # the proxy is stopping (its loop blocked): counted before it says
+            shadow.missed(call.name, call.arguments)
+            return
         observe = functools.partial(
             shadow.observe,
             call.name,
@@ -479,7 +482,7 @@ class Relay:
         try:
             self._loop.call_soon_threadsafe(observe)
         except RuntimeError:  # the loop is closed: the proxy has stopped
-            shadow.stats.dropped += 1
+            shadow.missed(call.name, call.arguments)
 
     def _timeout(self, method: str) -> float:
         """Seconds the server has to answer: ``initialize`` waits for the server to start

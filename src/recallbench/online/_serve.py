@@ -25,7 +25,10 @@ The store is opened before anything starts: with ``require_store`` (an explicit
 when the store is malformed, 69 when the database failed); otherwise the proxy serves with
 telemetry off and says at exit how many records were not stored. A ``--shadow`` candidate
 that does not start within ``SHADOW_START`` seconds, exits or lacks its tools is left out
-(:mod:`recallbench.online._shadow_absent`): the agent is served by the primary alone.
+(:mod:`recallbench.online._shadow_absent`): the agent is served by the primary alone. On
+the way out the shadow's pairs queued or in flight get ``SHUTDOWN_GRACE`` seconds to be
+completed and written, before the telemetry; those still unfinished are counted as dropped,
+by stage, in its exit line (:mod:`recallbench.online._shadow_ledger`).
 """
 
 from __future__ import annotations
@@ -177,6 +180,7 @@ async def serve(options: ProxyOptions) -> None:
                     await _serve_stdio(proxy.server(), proxy, upstream)
                 else:
                     await _serve_http(proxy.server(), proxy, upstream, options)
+                await _drain(proxy)  # the pairs in flight get the grace the calls had
                 group.cancel_scope.cancel()
         finally:
             proxy.finish()  # before the upstream server stops (the stack closes)
@@ -456,6 +460,7 @@ async def _on_signal(proxy: Proxy, stop: Callable[[int], None], finish: bool = T
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async for signum in signals:
             if finish:
+                await _drain(proxy)
                 proxy.finish()
             stop(128 + signum)
             return
@@ -480,8 +485,16 @@ async def _on_lost(
         f"own messages, if any, are above); stopping with status {LOST_STATUS}"
     )
     await anyio.sleep(REPLY_GRACE)
+    await _drain(proxy)
     proxy.finish()
     stop(LOST_STATUS)
+
+
+async def _drain(proxy: Proxy) -> None:
+    """Before the shadow closes: its pairs queued or in flight get ``SHUTDOWN_GRACE``
+    seconds to be completed and written; the rest are counted as dropped, with why."""
+    if proxy.shadow is not None:  # the relay hands calls over from the logging thread
+        await proxy.shadow.drain(SHUTDOWN_GRACE, proxy.observer.wait)
 
 
 def _exit(status: int, pid: int | None) -> None:

@@ -23,6 +23,12 @@ dark, so that the two rankings can be compared on real traffic.
   stdio candidate is reached as JSON-RPC lines (:class:`~recallbench.online._relay.
   LineClient`, not the SDK's session on the proxy's event loop) and runs niced (unless
   interleaving), so that its CPU goes after the agent's server's and the proxy's.
+* Nothing lost uncounted: when the proxy stops, the jobs queued and in flight get the
+  grace its calls get (:meth:`Shadow.drain`); what is unfinished then is counted as
+  dropped, at its stage, and never written later (:meth:`Shadow.close`,
+  :mod:`~recallbench.online._shadow_ledger`). Each sampled search ends as one row or one
+  dropped pair, so the exit line's written and dropped add up to the searches sampled
+  and the written are the rows.
 
 Interleaving (``--interleave``, Radlinski, Kurup & Joachims 2008): a sampled search is put
 in the candidate's queue *before* the agent's call goes to the primary (so it still comes
@@ -60,7 +66,6 @@ import json
 import re
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -71,6 +76,19 @@ import anyio
 from recallbench.core._query_key import query_digest
 from recallbench.online._feedback import result_ids
 from recallbench.online._proxy import hits_of, parsed_hits, query_path, text_id, warn
+from recallbench.online._shadow_ledger import (
+    AFTER_EXIT,
+    AGENT_WAITED,
+    FAILED,
+    IN_FLIGHT,
+    LOG_FULL,
+    NO_STORE,
+    NOT_RECORDED,
+    QUEUE_FULL,
+    STORE_FAILED,
+    OpenWork,
+    ShadowStats,
+)
 from recallbench.stats._interleaving import Interleaving, team_draft_common_depth
 from recallbench.stats._rankdiff import rank_difference
 from recallbench.systems._answers import fill, hit_text, select, text_of
@@ -225,8 +243,10 @@ class Pending:
     answer as it was)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Job:
+    """One piece of the candidate's work (hashed by identity: it is tracked until done)."""
+
     kind: Literal["write", "search"]
     calls: tuple[Any, ...] = ()
     """For a write: the candidate's arguments, one call each."""
@@ -237,32 +257,6 @@ class Job:
     """For an interleaved search (``search`` is then None)."""
     session_id: str | None = None
     """The agent's session of a search."""
-
-
-@dataclass
-class ShadowStats:
-    writes: int = 0
-    searches: int = 0
-    sampled_out: int = 0
-    errors: int = 0
-    dropped: int = 0
-    interleaved: int = 0
-    """Searches the agent saw interleaved."""
-    not_interleaved: Counter[str] = field(default_factory=Counter)
-    """Sampled searches in interleaving mode answered with the primary's answer, by reason."""
-
-    def line(self) -> str:
-        line = (
-            f"shadow: {self.writes} writes and {self.searches} searches mirrored "
-            f"({self.sampled_out} searches not sampled), {self.errors} candidate errors, "
-            f"{self.dropped} dropped (queue full or at exit)"
-        )
-        if self.interleaved or self.not_interleaved:
-            reasons = ", ".join(f"{n} {why}" for why, n in sorted(self.not_interleaved.items()))
-            line += f"; {self.interleaved} interleaved" + (
-                f", primary's answer shown for {reasons}" if reasons else ""
-            )
-        return line
 
 
 class Shadow:
@@ -299,7 +293,18 @@ class Shadow:
         self._not_mirrored = {primary.search.tool, *(r.tool for r in primary.proxy.read_tools)}
         self._reader = mirrored_reader(profile)
         self._send, self._receive = anyio.create_memory_object_stream[Job](size)
+        self._work = OpenWork(self.stats)
+        """The jobs not done yet: what is open when the proxy stops is counted dropped."""
         self._closed = False
+        self._draining = False
+        self._drained = anyio.Event()
+        """Set once nothing is open while the proxy stops (:meth:`drain`)."""
+        self._deadline = 0.0
+        """When the exit grace ends (``time.monotonic``)."""
+        self._handed = 0
+        """Pairs handed to the logging thread (event loop)."""
+        self._recorded = 0
+        """Of those, the ones the logging thread took (logging thread)."""
         self._warned: set[str] = set()
         self._calls = 0
         self._idle = anyio.Event()
@@ -357,6 +362,22 @@ class Shadow:
                 failure = None if error is None else describe(error)
                 search = Mirrored(query_id or "", query, arguments, answer, latency_ms, failure)
                 self._offer(Job("search", search=search, session_id=session_id))
+        except Exception as error:
+            self._warn("observe", f"could not mirror {tool}: {type(error).__name__}: {error}")
+
+    def missed(self, tool: str, arguments: Mapping[str, Any]) -> None:
+        """One of the agent's calls handed over once the shadow was closed (or the proxy's
+        loop had stopped): counted as dropped when it would have been mirrored (a sampled
+        search, a write), so that the exit line still holds it."""
+        try:
+            if tool == self.primary.search.tool:
+                if self._query(tool, arguments) is not None:
+                    self.stats.searches += 1
+                    self.stats.drop(AFTER_EXIT)
+            elif tool == self.primary.ingest.tool or (
+                self._verbatim and tool not in self._not_mirrored
+            ):
+                self.stats.writes_dropped += 1
         except Exception as error:
             self._warn("observe", f"could not mirror {tool}: {type(error).__name__}: {error}")
 
@@ -440,26 +461,62 @@ class Shadow:
 
     def _submit_pending(self, pending: Pending) -> None:
         control = pending.control
-        if self.store is None or self._closed or control is None:
+        if control is None:
             return
         answer, latency, failure = pending.answer, pending.latency_ms, pending.failure
         interleaved, session_id = pending.interleaved, pending.session_id
-        self.submit(
-            lambda: self._record(control, answer, latency, failure, interleaved, session_id)
+        self._hand(
+            pending,
+            lambda: self._record(control, answer, latency, failure, interleaved, session_id),
         )
+
+    def _hand(self, key: Job | Pending, record: Callable[[], None]) -> None:
+        """The pair of ``key`` is complete: to the logging thread, once (a pair counted as
+        dropped at :meth:`close` is not written after it)."""
+        if self._closed or not self._work.settle(key):
+            return
+        if self._draining and not self._work:
+            self._drained.set()
+        if self.store is None:
+            self.stats.drop(NO_STORE)
+            return
+        self._handed += 1
+        self.submit(lambda: self._take(record))
+
+    def _take(self, record: Callable[[], None]) -> None:
+        """In the logging thread: a pair's row, or its drop counted when it cannot be."""
+        self._recorded += 1
+        try:
+            record()
+        except Exception as error:
+            self.stats.drop(NOT_RECORDED)
+            self._warn("record", f"a shadow run was not recorded: {_describe(error)}")
 
     def _offer(self, job: Job) -> bool:
         """Queue ``job`` without waiting; False (counted as dropped) when it cannot be."""
+        search = job.kind == "search"
+        if search:
+            self.stats.searches += 1
         if self._closed:
-            self.stats.dropped += 1
+            self._dropped(search, AFTER_EXIT)
             return False
         try:
             self._send.send_nowait(job)
         except anyio.WouldBlock:  # the candidate is slower than the agent: never wait
-            self.stats.dropped += 1
+            self._dropped(search, QUEUE_FULL)
             self._warn("full", "the shadow's queue is full: calls are not mirrored")
             return False
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):  # no task serves it
+            self._dropped(search, AFTER_EXIT)
+            return False
+        self._work.open(job.pending or job, search)
         return True
+
+    def _dropped(self, search: bool, reason: str) -> None:
+        if search:
+            self.stats.drop(reason)
+        else:
+            self.stats.writes_dropped += 1
 
     def calls_started(self) -> None:
         """The proxy forwards one of the agent's calls (mirroring waits: :data:`IDLE_WAIT`)."""
@@ -483,25 +540,70 @@ class Shadow:
             async for job in self._receive:
                 if self._closed:
                     return
+                self._work.stage(job.pending or job, IN_FLIGHT)
                 if not self.interleave and not self._idle.is_set():
                     with anyio.move_on_after(IDLE_WAIT):
                         await self._idle.wait()
                     if self._closed:
                         return
-                if job.kind == "write":
-                    await self._write(job.calls, job.tool)
-                elif job.pending is not None:
-                    await self._answer(job.pending)
-                elif job.search is not None:
-                    await self._search(job.search, job.session_id)
+                try:
+                    if job.kind == "write":
+                        await self._write(job.calls, job.tool)
+                    elif job.pending is not None:
+                        await self._answer(job.pending)
+                    elif job.search is not None:
+                        await self._search(job, job.search, job.session_id)
+                except Exception as error:  # the next job still goes
+                    self._warn("run", f"could not mirror a call: {_describe(error)}")
+                if job.pending is None and self._work.settle(job):
+                    if job.kind == "search":  # not handed to the store: why is counted
+                        self.stats.drop(FAILED)
+                    else:
+                        self.stats.writes += 1
+                if self._draining and not self._work:
+                    self._drained.set()
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called (a call handed over now is counted dropped)."""
+        return self._closed
+
+    async def drain(self, grace: float, settle: Callable[[], None] | None = None) -> None:
+        """The proxy stops: the candidate gets ``grace`` seconds to finish the jobs queued
+        and in flight, and those the agent's last answered calls still bring (``settle``,
+        run in a thread first: returns once they are handed over, e.g. by the logging
+        thread), whose pairs are written. What is still open then is counted as dropped by
+        :meth:`close`, at its stage. A second call (a signal, then the end of input) waits
+        out the same grace; nothing after :meth:`close`."""
+        if self._closed:
+            return
+        first = not self._draining
+        if first:
+            self._draining = True
+            self._deadline = time.monotonic() + grace
+            self._work.exiting(grace)
+        if settle is not None:
+            with anyio.move_on_after(max(0.0, self._deadline - time.monotonic())):
+                await anyio.to_thread.run_sync(settle, abandon_on_cancel=True)
+            await anyio.sleep(0)  # the calls it handed over are queued
+        if first and self.stats.unfinished:
+            warn(
+                f"shadow: stopping: {_pairs(self.stats.unfinished)} unfinished, the "
+                f"candidate has {grace:g} s to finish them (the rest are counted dropped)"
+            )
+        if not self._work:
+            return
+        with anyio.move_on_after(max(0.0, self._deadline - time.monotonic())):
+            await self._drained.wait()
 
     def close(self) -> None:
-        """No more jobs; those still queued are counted as dropped. Calling it again does
-        nothing."""
+        """No more jobs; those still open (queued, in flight, or an interleaved pair whose
+        agent's call is unanswered) are counted as dropped, at their stage, and are not
+        written later. Calling it again does nothing."""
         if self._closed:
             return
         self._closed = True
-        self.stats.dropped += self._send.statistics().current_buffer_used
+        self._work.close()
         self._send.close()
 
     async def _call(self, tool: str, arguments: Any) -> dict[str, Any]:
@@ -510,7 +612,6 @@ class Shadow:
         return await self.candidate.call_tool(tool, arguments)
 
     async def _write(self, calls: tuple[Any, ...], tool: str | None = None) -> None:
-        self.stats.writes += 1
         for arguments in calls:
             try:
                 answer = await self._call(tool or self.profile.ingest.tool, arguments)
@@ -524,7 +625,6 @@ class Shadow:
         self, arguments: Mapping[str, Any], query: str
     ) -> tuple[dict[str, Any] | None, float, str | None]:
         """The candidate's (answer, latency in ms, failure) for the agent's search."""
-        self.stats.searches += 1
         profile = self.profile
         mapped = search_arguments(self.primary.search, profile.search, arguments, query)
         started = time.perf_counter()
@@ -541,10 +641,9 @@ class Shadow:
             self.stats.errors += 1
         return answer, latency_ms, failure
 
-    async def _search(self, search: Mirrored, session_id: str | None = None) -> None:
+    async def _search(self, job: Job, search: Mirrored, session_id: str | None = None) -> None:
         answer, latency_ms, failure = await self._ask(search.arguments, search.query)
-        if self.store is not None and not self._closed:
-            self.submit(lambda: self._record(search, answer, latency_ms, failure, None, session_id))
+        self._hand(job, lambda: self._record(search, answer, latency_ms, failure, None, session_id))
 
     async def _answer(self, pending: Pending) -> None:
         """An interleaved search: ask the candidate, wake the agent's call (if it still
@@ -554,6 +653,8 @@ class Shadow:
             pending.answer, pending.latency_ms, pending.failure = answer, latency_ms, failure
             if pending.control is not None:  # the agent's call gave up waiting
                 self._submit_pending(pending)
+            else:
+                self._work.stage(pending, AGENT_WAITED)
         finally:
             pending.done.set()
 
@@ -617,18 +718,31 @@ class Shadow:
         if final:
             self._final = True
         rows, self._rows = self._rows, []
-        if not rows or self.store is None:
+        if final:  # the logging thread has stopped: what it never took was lost there
+            self.stats.drop(LOG_FULL, self._handed - self._recorded)
+            self._handed = self._recorded
+        if not rows:
+            return
+        if self.store is None:
+            self.stats.drop(NO_STORE, len(rows))
             return
         try:
             self.store.log_shadow_runs(rows)
         except Exception as error:  # the agent's calls are not concerned
+            self.stats.drop(STORE_FAILED, len(rows))
             warn(f"{len(rows)} shadow runs were not stored: {type(error).__name__}: {error}")
+        else:
+            self.stats.stored(len(rows))
 
     def _warn(self, kind: str, message: str) -> None:
         """The first message of each kind (the rest are counted in the summary)."""
         if kind not in self._warned:
             self._warned.add(kind)
             warn(message)
+
+
+def _pairs(count: int) -> str:
+    return "1 pair" if count == 1 else f"{count} pairs"
 
 
 def _ids(profile: Profile, answer: dict[str, Any] | None) -> list[str] | None:
