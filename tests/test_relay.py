@@ -370,6 +370,9 @@ def test_a_timeout_answers_the_agent_cancels_at_the_server_and_drops_the_late_an
     async def scenario() -> tuple[dict[str, Any], dict[str, Any], list[str]]:
         async with relayed(tmp_path, timeout=1) as agent:
             late = await agent.call(1, "slow")
+            # the one-threaded server is busy with "slow" for another second: a call sent
+            # now would wait that second out against its own 1 s timeout (flaky under load)
+            await asyncio.sleep(1.5)
             after = await agent.call(2, "search", query="after")  # not the late answer
             seen = json.loads(text(await agent.call(3, "seen")))
             await agent.finish()
