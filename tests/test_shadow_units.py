@@ -115,3 +115,22 @@ def test_observations_never_drop_a_unit_that_only_later_has_a_value() -> None:
     observed = observations(score_pairs(rows, no_first), "rr", keys)
     assert len(observed.values) == 1  # the first pair of the unit that has a value
     assert np.isfinite(observed.values[0])
+
+
+def test_the_decision_warns_where_the_options_failed_the_validity_suite() -> None:
+    rows, events = stream(200, seed=6)
+    rows = [{**row, "session_id": f"s{i // 10}"} for i, row in enumerate(rows)]
+    scores = score_pairs(rows, events)
+    by_query = decide(GraduationRule(measure="rr", unit="query", min_queries=30), rows, scores)
+    assert any("share a session" in warning for warning in by_query.warnings)
+    by_session = decide(GraduationRule(measure="rr", min_queries=30), rows, scores)
+    assert by_session.warnings == ()
+    from recallbench.online._shadow_decide import _warnings
+
+    msprt = GraduationRule(measure="hit@1", method="msprt", unit="session")
+    skewed = [0.95] * 3 + [-0.05] * 57  # the validity suite's skewed null
+    assert [w.split(":")[0] for w in _warnings(msprt, [], {}, skewed)] == [
+        "the differences are skewed (skewness +4.1)"
+    ]
+    assert _warnings(msprt, [], {}, [0.1, -0.1] * 30) == ()
+    assert _warnings(GraduationRule(measure="hit@1"), [], {}, skewed) == ()  # betting holds

@@ -671,6 +671,8 @@ def _details(
     )
     console.print(primary)
     console.print(f"assumes: {decision.assumption}", highlight=False, markup=False)
+    for warning in decision.warnings:
+        console.print(f"warning: {warning}", style="yellow", highlight=False, markup=False)
     if decision.not_interleaved:
         console.print(
             f"{decision.not_interleaved} pairs with reads were shown without interleaving: "

@@ -91,6 +91,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+import numpy as np
+
 from recallbench.core._errors import ConfigError
 from recallbench.core._query_key import query_key
 from recallbench.online._shadow_guard import breach_evidence
@@ -412,6 +414,9 @@ class Decision:
     secondary: dict[str, Secondary]
     interleaving: dict[str, Any] | None
     rule: dict[str, Any]
+    warnings: tuple[str, ...] = ()
+    """Conditions seen in the data under which the chosen options failed the validity
+    suite (``benchmarks/shadow_validity.py``)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready evidence (infinite bounds as None)."""
@@ -513,6 +518,7 @@ def decide(
         secondary=_secondary(rule, scores, keys or {}),
         interleaving=_interleaving(scores, rule.alpha),
         rule=rule.to_dict(),
+        warnings=_warnings(rule, scores, keys or {}, differences),
     )
 
 
@@ -687,3 +693,38 @@ def _check(ok: bool, name: str, value: object, expected: str) -> None:
 
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _warnings(
+    rule: GraduationRule,
+    scores: Sequence[PairScore],
+    keys: Mapping[str, str],
+    differences: Sequence[float],
+) -> tuple[str, ...]:
+    """What the data show that the chosen options are not valid under: several distinct
+    queries in a session with query units (correlated: 0.087 false positives in the
+    validity suite), skewed differences under the mSPRT (0.082 at 100 pairs)."""
+    found = []
+    if rule.unit == "query":
+        per_session: dict[str, set[str]] = {}
+        for score in scores:
+            if score.session_id:
+                key = keys.get(score.query_id, score.query_id)
+                per_session.setdefault(score.session_id, set()).add(key)
+        if any(len(texts) > 1 for texts in per_session.values()):
+            found.append(
+                "several distinct queries share a session: with query units their "
+                "correlation makes false decisions more likely (0.087 at alpha 0.05 in the "
+                "validity suite); session units hold (--unit session)"
+            )
+    if rule.method == "msprt" and len(differences) >= 3:
+        values = np.asarray(differences, dtype=float)
+        spread = float(values.std())
+        skew = float(np.mean((values - values.mean()) ** 3) / spread**3) if spread else 0.0
+        if abs(skew) > 1:
+            found.append(
+                f"the differences are skewed (skewness {skew:+.1f}): the mSPRT's validity is "
+                "asymptotic and failed on a skewed null (0.082 at 100 pairs); the default "
+                "betting test holds"
+            )
+    return tuple(found)
