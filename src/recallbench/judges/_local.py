@@ -17,7 +17,6 @@ import importlib
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +30,7 @@ from recallbench.judges._provider import (
     ProviderError,
     ProviderTimeoutError,
     UnparseableOutputError,
-    parse_structured,
+    with_parsed,
 )
 
 INSTALL_HINT = (
@@ -143,10 +142,4 @@ def _completion(
     )
     if not isinstance(text, str):
         raise UnparseableOutputError(f"{model}: no text content", completion.text, completion)
-    if schema is None:
-        return completion
-    try:
-        parsed = parse_structured(text, schema)
-    except UnparseableOutputError as error:
-        raise UnparseableOutputError(str(error), text, completion) from None
-    return replace(completion, parsed=parsed)
+    return with_parsed(completion, text, schema)

@@ -26,7 +26,6 @@ import os
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import replace
 from email.utils import parsedate_to_datetime
 from typing import Any, Literal
 
@@ -45,7 +44,7 @@ from recallbench.judges._provider import (
     ProviderHTTPError,
     ProviderTimeoutError,
     UnparseableOutputError,
-    parse_structured,
+    with_parsed,
 )
 
 FormatMode = Literal["json_schema", "json_object", "text"]
@@ -272,13 +271,7 @@ class OpenAIProvider:
             refusal = message.get("refusal") if isinstance(message, Mapping) else None
             reason = f"refused: {refusal}" if refusal else "no text content"
             raise UnparseableOutputError(f"{self._url}: {reason}", text, completion)
-        if schema is None:
-            return completion
-        try:
-            parsed = parse_structured(text, schema)
-        except UnparseableOutputError as error:
-            raise UnparseableOutputError(str(error), text, completion) from None
-        return replace(completion, parsed=parsed)
+        return with_parsed(completion, text, schema)
 
 
 def _count(raw: Mapping[str, Any], name: str) -> int:

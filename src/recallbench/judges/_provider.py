@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 from recallbench.core._errors import RecallbenchError
@@ -140,6 +140,18 @@ def parse_structured(text: str, schema: JsonSchema) -> dict[str, Any]:
         raise UnparseableOutputError(problem, text)
     assert isinstance(value, dict)  # the schema's root is an object (checked above)
     return value
+
+
+def with_parsed(completion: Completion, text: str, schema: JsonSchema | None) -> Completion:
+    """``completion`` with its answer parsed against ``schema`` (unchanged without one); an
+    answer off the schema raises carrying the completion, so its usage is still counted."""
+    if schema is None:
+        return completion
+    try:
+        parsed = parse_structured(text, schema)
+    except UnparseableOutputError as error:
+        raise UnparseableOutputError(str(error), text, completion) from None
+    return replace(completion, parsed=parsed)
 
 
 _TYPES: dict[str, tuple[type, ...]] = {

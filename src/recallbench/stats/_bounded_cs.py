@@ -83,7 +83,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from recallbench.core._errors import ConfigError
-from recallbench.stats._msprt import Values
+from recallbench.stats._msprt import Values, finite_differences
 from recallbench.stats._sprt import (
     ACCEPT_CONTROL,
     ACCEPT_TREATMENT,
@@ -413,14 +413,7 @@ def _null_x(settings: BoundedCsSettings) -> float:
 
 def as_unit(values: Values) -> FloatArray:
     """Differences in [-1, 1] as ``x = (d + 1) / 2``, 2-d (rows × observations)."""
-    try:
-        data = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as error:
-        raise ConfigError(f"differences must be numbers: {error}") from None
-    if data.ndim not in (1, 2):
-        raise ConfigError(f"differences must be 1-d or 2-d, got shape {data.shape}")
-    if not np.isfinite(data).all():
-        raise ConfigError("differences must be finite numbers")
+    data = finite_differences(values)
     if data.size and (data.min() < -1.0 - 1e-9 or data.max() > 1.0 + 1e-9):
         raise ConfigError(
             "differences must lie in [-1, 1] (differences of a measure in [0, 1]), got values"

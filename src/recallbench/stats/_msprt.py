@@ -178,7 +178,7 @@ def msprt_path(differences: Values, settings: MsprtSettings | None = None) -> Ms
     narrowed): a constant stream carries no estimate of its noise.
     """
     settings = settings if settings is not None else MsprtSettings()
-    data = _as_values(differences)
+    data = finite_differences(differences)
     length = data.shape[-1]
     n = np.arange(1, length + 1, dtype=np.float64)
     total = np.cumsum(data, axis=-1)
@@ -272,7 +272,7 @@ class MixtureSPRT:
         """Observe ``differences`` in order; return the decision after them."""
         if self._decision != "continue":
             return self._decision
-        new = _as_values(np.atleast_1d(np.asarray(differences, dtype=np.float64)))
+        new = finite_differences(np.atleast_1d(np.asarray(differences, dtype=np.float64)))
         if new.ndim != 1:
             raise ConfigError(f"differences must be one number or a 1-d sequence: {new.shape}")
         settings = self._settings
@@ -306,7 +306,9 @@ class MixtureSPRT:
         )
 
 
-def _as_values(values: Values) -> FloatArray:
+def finite_differences(values: Values) -> FloatArray:
+    """``values`` as a 1-d or 2-d float array; ConfigError for anything else, or a NaN or
+    infinite value (shared with the bounded confidence sequences)."""
     try:
         data = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as error:
