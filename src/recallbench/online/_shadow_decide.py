@@ -515,7 +515,7 @@ def decide(
         guardrails=checks,
         sides={side: asdict(values) for side, values in sides.items()},
         srm=srm,
-        secondary=_secondary(rule, scores, keys or {}),
+        secondary=_secondary(rule, scores, keys or {}, observed),
         interleaving=_interleaving(scores, rule.alpha),
         rule=rule.to_dict(),
         warnings=_warnings(rule, scores, keys or {}, differences),
@@ -658,15 +658,19 @@ def _srm_checks(
 
 
 def _secondary(
-    rule: GraduationRule, scores: Sequence[PairScore], keys: Mapping[str, str]
+    rule: GraduationRule,
+    scores: Sequence[PairScore],
+    keys: Mapping[str, str],
+    primary: Observations,
 ) -> dict[str, Secondary]:
     """Mean differences of the other measures, over the same units and by the same
     exposure rule as the primary (a click measure of pairs the agent saw only the
-    control's list of is no evidence)."""
+    control's list of is no evidence); the primary's own observations are reused."""
     k = parse_measure(rule.measure)[1]
     found = {}
     for measure in ("rr", f"hit@{k}", f"ndcg@{k}", "interleaving"):
-        values = observations(scores, measure, keys, rule.unit).values
+        same = measure == rule.measure
+        values = (primary if same else observations(scores, measure, keys, rule.unit)).values
         found[measure] = Secondary(len(values), sum(values) / len(values) if values else None)
     return found
 
