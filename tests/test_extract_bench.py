@@ -24,12 +24,12 @@ SYSTEMS = Path(__file__).parent / "data" / "extract" / "systems.py"
 COMMAND = Path(__file__).parent / "data" / "extract" / "command.py"
 FIRST_LINE = f"python:{SYSTEMS}:first_line"
 RAISES = f"python:{SYSTEMS}:raises"
-SCORING = ("--rule", "exact", "--rule", "jaccard>=0.5", "--resamples", "200", "--seed", "3")
+SCORING = ("--rule", "exact", "--rule", "lcs>=0.7", "--resamples", "200", "--seed", "3")
 HEADLINE = (
     "event_f1",
     "entity_f1",
     "dedup_bcubed_f1",
-    "observation_coverage",
+    "observation_f1",
     "connection_recall",
     "connection_fpr",
 )
@@ -147,7 +147,7 @@ def test_the_leaderboard_gives_what_extract_gives(
     assert benched_report["results"] == report["results"]
     assert benched_report["ground_truth"] == report["ground_truth"]
     markdown = (out / "extraction-leaderboard.md").read_text()
-    for rule in ("exact", "jaccard>=0.5"):
+    for rule in ("exact", "lcs>=0.7"):
         aggregates = _aggregates(report, rule)
         for measure in HEADLINE:
             expected = aggregates[measure]
@@ -240,14 +240,14 @@ def test_the_header_names_command_machine_and_date(benched: tuple[Path, Path, Re
     assert context["command"].startswith(
         f"recallbench bench --extraction=meeting-sample --extraction={gold} --extractor=baseline"
     )
-    assert "'--rule=jaccard>=0.5' --resamples=200 --seed=3" in context["command"]
+    assert "'--rule=lcs>=0.7' --resamples=200 --seed=3" in context["command"]
     assert markdown.startswith("# recallbench extraction leaderboard\n\n- command: recallbench")
     assert f"- machine: {context['machine']}" in markdown
     assert [b["ground_truth"]["name"] for b in document["ground_truths"]] == [
         "meeting-sample",
         "tiny-gold",
     ]
-    assert "## meeting-sample" in markdown and "### Rule: jaccard>=0.5" in markdown
+    assert "## meeting-sample" in markdown and "### Rule: lcs>=0.7" in markdown
 
 
 def _same_name(tmp_path: Path) -> list[str]:
@@ -427,3 +427,19 @@ def test_conversation_applies_to_the_locomo_ground_truth_only(tmp_path: Path) ->
     assert report["ground_truth"]["documents"] == 3
     output = json.loads((out / locomo_board["extractors"][0]["output"]).read_text())
     assert [d["id"] for d in output["documents"]] == ["conv-30:S1", "conv-30:S2", "conv-30:S3"]
+
+
+def test_a_gameable_rule_is_marked_on_the_leaderboard(tmp_path: Path) -> None:
+    gold = tmp_path / "gold.json"
+    gold.write_text(json.dumps(_gold()), encoding="utf-8")
+    out = tmp_path / "board"
+    result = _invoke(
+        bench, "--extraction", gold, "--rule", "containment>=0.7", "--rule", "exact",
+        "--resamples", "50", "--out", out,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    markdown = (out / "extraction-leaderboard.md").read_text()
+    containment, exact = markdown.split("### Rule: exact")
+    assert "**Gameable** (one-sided: any superset" in containment
+    assert "**Gameable**" not in exact
+    assert "(gameable)" in " ".join(result.output.split())

@@ -328,8 +328,10 @@ MEETING_FAILED_DOCUMENTS = {"weekly-sync-0317", "wren-follow-up"}
 """One answer with an empty observation, one with a raw control character in a string."""
 MEETING_FAILED = len(MEETING_FAILED_DOCUMENTS)
 MEETING_COUNTS = {"events": 8, "entities": 16}
-MEETING_ENTITY_RECALL = 9 / 52
-"""Under the exact rule, 9 of the 52 gold entities found."""
+MEETING_ENTITY_RECALL = 4 / 52
+"""4 of the 52 gold entities found, by exact name or declared alias (Priya Raman twice,
+Lena Brandt, Sam Okafor); the model's "Lena Whitfield" is not the expected "Dana
+Whitfield", which the old token_set_ratio name rule accepted."""
 LOCOMO_FAILED = 0
 DECISIONS_FAILED = 16
 """The model answers ADD every time, naming a target (a memory's text, ``<memory id>``)

@@ -83,15 +83,19 @@ def test_baseline_on_locomo_conv30_is_reproducible(tmp_path: Path) -> None:
     assert reports[0] == reports[1]
     report = reports[0]
     assert report["format"] == "recallbench.extraction-report/v1"
-    assert report["rules"] == ["exact", "jaccard>=0.5", "containment>=0.7", "fuzzy>=85"]
+    assert report["rules"] == ["exact", "lcs>=0.7", "fuzzy>=85"]
     assert report["ground_truth"]["documents"] == 19
     assert report["ground_truth"]["loader"]["name"] == "locomo-events"
     for rule in report["rules"]:
         assert f"rule: {rule}" in result.output
         assert f"## Rule: {rule}" in (tmp_path / "two" / "extraction.md").read_text()
-        coverage = _aggregates(report, rule)["observation_coverage"]
-        assert coverage["units"] == 19 and coverage["macro_interval"] is not None
-    undefined = report["undefined"]["jaccard>=0.5"]
+        for side in ("precision", "coverage", "f1"):  # never recall alone
+            observations = _aggregates(report, rule)[f"observation_{side}"]
+            assert observations["units"] == 19 and observations["macro_interval"] is not None
+            assert (
+                f"| observation_{side} | 19 |" in (tmp_path / "two" / "extraction.md").read_text()
+            )
+    undefined = report["undefined"]["lcs>=0.7"]
     assert undefined["category_accuracy"] == "the ground truth gives no event categories"
     assert undefined["hop_accuracy"] == "the ground truth has no graph cases"
     assert "the ground truth gives no event categories" in result.output
@@ -190,3 +194,32 @@ def test_help_has_examples() -> None:
     result = _invoke("--help")
     assert result.exit_code == 0
     assert "Examples:" in result.output and "locomo-events:" in result.output
+
+
+def test_gameable_rules_are_named_only_explicitly_and_marked(tmp_path: Path) -> None:
+    help_text = " ".join(_invoke("--help").output.split())
+    assert "Default: exact, lcs>=0.7, fuzzy>=85." in help_text
+    assert "Gameable, kept only to compare with published numbers" in help_text
+    out = tmp_path / "out"
+    args = ["--ground-truth", "meeting-sample", "--rule", "fuzzy-set>=85", "--rule", "lcs>=0.7"]
+    result = _invoke(*args, "--resamples", "50", "--out", out)
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "extraction.json").read_text())
+    gameable, sound = report["results"]
+    assert gameable["rule"] == "fuzzy-set>=85" and "token_set_ratio" in gameable["gameable"]
+    assert sound["rule"] == "lcs>=0.7" and sound["gameable"] is None
+    assert sound["name_rule"] == "exact+aliases"
+    markdown = (out / "extraction.md").read_text()
+    fuzzy_set, lcs = markdown.split("## Rule: lcs>=0.7")
+    assert "**Gameable** (token_set_ratio" in fuzzy_set and "**Gameable**" not in lcs
+
+
+def test_the_name_rule_option(tmp_path: Path) -> None:
+    args = ["--ground-truth", "meeting-sample", "--rule", "exact", "--resamples", "50"]
+    bad = _invoke(*args, "--name-rule", "token_set>=85", "--out", tmp_path / "bad")
+    assert bad.exit_code == 2 and "unknown name rule 'token_set>=85'" in bad.output
+    assert not (tmp_path / "bad").exists()
+    good = _invoke(*args, "--name-rule", "fuzzy>=90", "--out", tmp_path / "good")
+    assert good.exit_code == 0, good.output
+    report = json.loads((tmp_path / "good" / "extraction.json").read_text())
+    assert report["results"][0]["name_rule"].startswith("fuzzy>=90")

@@ -9,7 +9,17 @@ import pytest
 from numpy.typing import NDArray
 
 from recallbench.core import ConfigError
-from recallbench.extraction import MatchRule, assign, match, names_match, normalise, similarity
+from recallbench.extraction import (
+    DEFAULT_RULES,
+    MatchRule,
+    NameRule,
+    assign,
+    match,
+    names_match,
+    normalise,
+    similarity,
+)
+from recallbench.extraction._matching import GAMEABLE, is_slug
 
 
 @pytest.mark.parametrize(
@@ -36,7 +46,11 @@ def test_rules_parse_and_print() -> None:
     assert MatchRule.parse("jaccard").label == "jaccard>=0.5"
     assert MatchRule.parse("containment >= 0.7").label == "containment>=0.7"
     assert MatchRule.parse("FUZZY>=90").threshold == 90
+    assert MatchRule.parse("lcs").label == "lcs>=0.7"
+    assert MatchRule.parse("fuzzy-set").label == "fuzzy-set>=85"
+    assert MatchRule.parse("fuzzy").kind == "fuzzy"
     assert not MatchRule.parse("embedding").deterministic
+    assert [rule.label for rule in DEFAULT_RULES] == ["exact", "lcs>=0.7", "fuzzy>=85"]
     with pytest.raises(ConfigError, match="unknown matching rule"):
         MatchRule.parse("cosine")
     with pytest.raises(ConfigError, match="threshold"):
@@ -105,15 +119,132 @@ def test_embedding_rule_takes_an_embedder() -> None:
 @pytest.mark.parametrize(
     ("left", "right", "same"),
     [
-        ("Alice Chen", "Alice", True),
         ("Alice Chen", "alice chen.", True),
-        ("Alice Chen", "AC", True),
+        ("Alice Chen", "Alice", False),  # an alias counts only when declared
+        ("Alice Chen", "AC", False),
         ("Jon", "Jon", True),
         ("Jon", "Gina", False),
         ("Alice Chen", None, False),
         (None, None, False),
         ("Zoë", "Zoe", True),
+        ("Ｚｏë", "ZOE", True),  # compatibility forms and case
+        ("O'Brien", "o brien", True),  # punctuation
+        ("Quarry", "dr-7-quarry", False),  # a slug is an identifier
+        ("Dr 7 Quarry", "dr-7-quarry", False),
+        ("Jon", "jon loses his job as a banker", False),
     ],
 )
-def test_actor_names(left: str | None, right: str | None, same: bool) -> None:
+def test_names_match_exactly_after_normalisation(
+    left: str | None, right: str | None, same: bool
+) -> None:
     assert names_match(left, right) is same
+
+
+def test_declared_aliases_count_as_names() -> None:
+    assert names_match("Alice Chen", "AC", aliases=("Alice", "AC"))
+    assert names_match("Alice Chen", "alice", aliases=("Alice", "AC"))
+    assert not names_match("Alice Chen", "Bob", aliases=("Alice", "AC"))
+
+
+def test_fuzzy_names_are_symmetric_and_need_a_minimum_length() -> None:
+    fuzzy = NameRule.parse("fuzzy>=85")
+    assert fuzzy.label.startswith("fuzzy>=85")
+    assert names_match("Katherine", "Katharine", rule=fuzzy)
+    assert names_match("Katharine", "Katherine", rule=fuzzy)
+    assert not names_match("Jon", "Joan", rule=fuzzy)  # under the minimum length
+    assert not names_match("Jon", "Jon Smith and the whole family", rule=fuzzy)
+    assert not names_match("Quarry", "dr-7-quarry", rule=fuzzy)
+    assert not names_match("Katherine", "Katharine")  # exact by default
+    with pytest.raises(ConfigError, match="name rule"):
+        NameRule.parse("token_set")
+
+
+@pytest.mark.parametrize("text", ["dr-7-quarry", "alice_chen", "q3-plan"])
+def test_slugs(text: str) -> None:
+    assert is_slug(text)
+
+
+@pytest.mark.parametrize("text", ["Dr 7 Quarry", "Jean-Luc", "alice", "Q3-plan"])
+def test_names_that_are_not_slugs(text: str) -> None:
+    assert not is_slug(text)
+
+
+SYMMETRIC = ["exact", "lcs>=0.7", "fuzzy>=85", "jaccard>=0.5"]
+TEXTS = [
+    "Jon loses his job as a banker",
+    "jon",
+    "banker job loses jon as his a",
+    "Jon lost his job as a banker.",
+    "the",
+    "Gina opens an online clothing store and Jon loses his job as a banker",
+    "",
+]
+
+
+@pytest.mark.parametrize("rule_text", SYMMETRIC)
+def test_both_directions_score_alike(rule_text: str) -> None:
+    rule = MatchRule.parse(rule_text)
+    forward = similarity(rule, TEXTS, TEXTS)
+    assert np.allclose(forward, forward.T)
+
+
+@pytest.mark.parametrize(
+    ("extracted", "why"),
+    [
+        ("jon", "a name"),
+        ("the", "a stop word"),
+        ("Gina opens an online clothing store and Jon loses his job as a banker", "a superset"),
+        ("banker job loses jon as his a", "the words shuffled"),
+        ("Jon loses his job", "a subset"),
+    ],
+)
+@pytest.mark.parametrize("rule", DEFAULT_RULES, ids=lambda r: r.label)
+def test_default_rules_refuse_what_no_person_would_accept(
+    rule: MatchRule, extracted: str, why: str
+) -> None:
+    assert match(rule, ["Jon loses his job as a banker"], [extracted]) == [], why
+
+
+@pytest.mark.parametrize("rule_text", ["lcs>=0.7", "fuzzy>=85"])
+def test_default_rules_accept_a_close_paraphrase(rule_text: str) -> None:
+    pairs = match(
+        MatchRule.parse(rule_text),
+        ["Jon loses his job as a banker"],
+        ["Jon lost his job as a banker."],
+    )
+    assert len(pairs) == 1
+
+
+@pytest.mark.parametrize(
+    ("rule_text", "extracted"),
+    [
+        ("fuzzy-set>=85", "jon"),
+        (
+            "containment>=0.7",
+            "Gina opens an online clothing store and Jon loses his job as a banker",
+        ),
+        ("jaccard>=0.5", "banker job loses jon as his a"),
+    ],
+)
+def test_gameable_rules_are_gamed_and_say_how(rule_text: str, extracted: str) -> None:
+    rule = MatchRule.parse(rule_text)
+    assert rule.gameable is not None and rule.gameable == GAMEABLE[rule.kind]
+    assert match(rule, ["Jon loses his job as a banker"], [extracted]) != []
+
+
+def test_lcs_is_the_common_subsequence_over_the_longer_item() -> None:
+    rule = MatchRule.parse("lcs>=0.7")
+    # 10 tokens against 8: 7 in order in common -> 7 / 10
+    scores = similarity(rule, ["a b c d e f g h"], ["a b x c d e y f g z"])
+    assert scores[0, 0] == pytest.approx(7 / 10)
+    assert match(rule, ["a b c d e f g h"], ["a b x c d e y f g z"]) == [(0, 0, pytest.approx(0.7))]
+
+
+def test_embedding_refuses_pairs_of_very_unequal_length() -> None:
+    def embed(texts: Sequence[str]) -> NDArray[np.float32]:
+        return np.ones((len(texts), 2), dtype=np.float32) / np.sqrt(2)
+
+    rule = MatchRule.parse("embedding>=0.8")
+    scores = similarity(rule, ["a b"], ["a b c d", "a b c d e"], embed)
+    assert scores[0, 0] == pytest.approx(1.0)  # 2 of 4 tokens: within a factor of two
+    assert scores[0, 1] == 0.0

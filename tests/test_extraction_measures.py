@@ -3,12 +3,15 @@ own example."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from recallbench.extraction import (
     ExtractionGroundTruth,
     ExtractionOutput,
     MatchRule,
+    NameRule,
     bcubed,
     score_extraction,
     validated_ground_truth,
@@ -145,6 +148,10 @@ def test_measures_on_the_tiny_fixture() -> None:
     assert d1.values["dedup_bcubed_recall"] == pytest.approx(11 / 15)
     assert d1.values["dedup_bcubed_f1"] == pytest.approx(11 / 13)
     assert d1.values["observation_coverage"] == 1.0
+    # stored: the observation and the three event descriptions; one of four is a fact
+    assert d1.values["observation_precision"] == pytest.approx(1 / 4)
+    assert d1.values["observation_f1"] == pytest.approx(2 / 5)
+    assert d2.values["observation_precision"] is None and d2.values["observation_f1"] == 0.0
     # nothing extracted: precision undefined, recall 0
     assert d2.values["event_precision"] is None and d2.values["event_recall"] == 0.0
     assert d2.values["event_f1"] == 0.0 and d2.values["category_accuracy"] is None
@@ -168,6 +175,62 @@ def test_measures_on_the_tiny_fixture() -> None:
         "connection_fpr": 1.0,
         "hop_accuracy": 0.5,
     }
+
+
+def _one_document(events: list[str], observations: list[str], entities: list[Any]) -> Any:
+    return validated_output(
+        {
+            "system": "attack",
+            "documents": [
+                {
+                    "id": "d1",
+                    "events": [{"description": text} for text in events],
+                    "observations": [{"text": text} for text in observations],
+                    "entities": entities,
+                }
+            ],
+        },
+        "attack",
+    )
+
+
+def test_a_fact_stored_as_event_and_observation_is_one_memory() -> None:
+    text = "Alice leads the launch"
+    scores = score_extraction(_truth(), _one_document([text], [text.upper()], []), resamples=50)
+    values = scores.documents[0].values
+    assert scores.documents[0].counts["observations_stored"] == 1.0
+    assert values["observation_precision"] == 1.0 and values["observation_coverage"] == 1.0
+
+
+def test_copies_cover_one_fact_and_cost_precision() -> None:
+    copies = ["Alice leads the launch"] * 50
+    values = score_extraction(_truth(), _one_document([], copies, []), resamples=50)
+    d1 = values.documents[0].values
+    assert d1["observation_coverage"] == 1.0  # one distinct memory, one fact
+    observations = _one_document([], [f"Alice leads the launch {i}" for i in range(50)], [])
+    d1 = score_extraction(_truth(), observations, resamples=50).documents[0].values
+    assert d1["observation_precision"] <= 1 / 50
+    assert d1["observation_f1"] < 0.05
+
+
+def test_an_entity_matches_by_its_name_not_by_the_mentions_it_lists() -> None:
+    everything = ["Alice Chen", "Alice", "AC", "Project Alpha", "Alpha"]
+    greedy = [{"name": "Widget", "mentions": everything} for _ in range(6)]
+    d1 = score_extraction(_truth(), _one_document([], [], greedy), resamples=50).documents[0]
+    assert d1.values["entity_recall"] == 0.0 and d1.values["entity_precision"] == 0.0
+    slug = [{"name": "alice-chen"}, {"name": "ALICE CHEN"}]
+    d1 = score_extraction(_truth(), _one_document([], [], slug), resamples=50).documents[0]
+    assert d1.counts["entities_matched"] == 1.0  # the slug is not a name; the capitals are
+
+
+def test_the_name_rule_is_recorded_and_fuzzy_names_are_opt_in() -> None:
+    typo = _one_document([], [], [{"name": "Alice Chenn", "type": "PERSON"}])
+    exact = score_extraction(_truth(), typo, resamples=50)
+    assert exact.name_rule == "exact+aliases"
+    assert exact.documents[0].counts["entities_matched"] == 0.0
+    fuzzy = score_extraction(_truth(), typo, resamples=50, names=NameRule.parse("fuzzy>=90"))
+    assert fuzzy.name_rule.startswith("fuzzy>=90")
+    assert fuzzy.documents[0].counts["entities_matched"] == 1.0
 
 
 def test_intervals_are_reported_and_deterministic() -> None:

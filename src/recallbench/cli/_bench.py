@@ -30,6 +30,7 @@ from recallbench.cli._extract import (
     extractor_timeout_option,
     first_documents,
     load_truth,
+    name_rule_option,
     parse_rules,
     report_files,
     resamples_option,
@@ -60,7 +61,7 @@ from recallbench.report._leaderboard import render_leaderboard, safe_name
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from recallbench.extraction import ExtractionGroundTruth, MatchRule
+    from recallbench.extraction import ExtractionGroundTruth, MatchRule, NameRule
     from recallbench.extraction._bench import Entry
     from recallbench.extraction._extractors import Extractor
 
@@ -150,6 +151,7 @@ Exit codes with --extraction: 0 benched (an extractor that failed is a failed ro
 @documents_option
 @extractor_timeout_option
 @rule_option
+@name_rule_option
 @resamples_option
 @seed_option
 @with_judge_cache_options
@@ -170,6 +172,7 @@ def bench(
     limit: int | None,
     timeout: float,
     rule_texts: tuple[str, ...],
+    name_rule: str,
     resamples: int,
     seed: int,
     cache_spec: str | None,
@@ -188,12 +191,15 @@ def bench(
             RETRIEVAL_OPTIONS,
             "not with --extraction (options of a retrieval bench; extractors are --extractor)",
         )
+        from recallbench.extraction import NameRule
+
         settings = _ExtractionSettings(
             tuple(dict.fromkeys(extractor_specs or ("baseline",))),
             conversations,
             limit,
             timeout,
             parse_rules(rule_texts),
+            NameRule.parse(name_rule),
             resamples,
             seed,
             LLMOptions(config_path, cache_spec, strict, store_url),
@@ -299,6 +305,7 @@ class _ExtractionSettings:
     limit: int | None
     timeout: float
     rules: Sequence[MatchRule]
+    names: NameRule
     resamples: int
     seed: int
     llm: LLMOptions
@@ -316,6 +323,11 @@ class _ExtractionSettings:
                 else []
             ),
             *(f"--rule={rule.label}" for rule in self.rules),
+            *(
+                []
+                if self.names.kind == "exact"
+                else [f"--name-rule=fuzzy>={self.names.threshold:g}"]
+            ),
             f"--resamples={self.resamples}",
             f"--seed={self.seed}",
             *([f"--judge-cache={llm.cache_spec}"] if llm.cache_spec is not None else []),
@@ -470,7 +482,9 @@ def _run(
         )
     except SystemFailedError as error:
         return Entry(spec, relative, error=str(error))
-    report = scored_report(truth, output, settings.rules, settings.resamples, settings.seed)
+    report = scored_report(
+        truth, output, settings.rules, settings.resamples, settings.seed, settings.names
+    )
     files.update(report_files(report, output, folder))
     files[folder / "output.json"] = output.model_dump_json(indent=2) + "\n"
     return Entry(spec, relative, report=report, note=extractor_note(output))

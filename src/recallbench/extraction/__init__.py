@@ -3,9 +3,10 @@ observations, graph connections), scored against ground truth.
 
 - formats: ``recallbench.extraction/v1`` ground truth and ``recallbench.extraction-output/v1``
   system output, validated with located errors;
-- matching: a selectable, reported rule (exact, jaccard, containment, fuzzy, embedding)
+- matching: a selectable, reported rule (exact, lcs, fuzzy, embedding; the gameable
+  jaccard, containment and fuzzy-set by explicit name), exact names with declared aliases,
   and one optimal one-to-one assignment;
-- measures: event, entity, deduplication (B-cubed), observation coverage and connection
+- measures: event, entity, deduplication (B-cubed), observation and connection
   scores per document and aggregated with bootstrap intervals;
 - LoCoMo's events and observations as ground truth, and a deterministic baseline extractor;
 - decision tests for memory writes (ADD / UPDATE / DELETE / NOOP) with a bundled fixture,
@@ -72,8 +73,11 @@ if TYPE_CHECKING:
     from recallbench.extraction._llm import LLMDecider, LLMExtractor
     from recallbench.extraction._locomo import load_locomo_extraction
     from recallbench.extraction._matching import (
+        DEFAULT_NAME_RULE,
         DEFAULT_RULE,
+        DEFAULT_RULES,
         MatchRule,
+        NameRule,
         assign,
         match,
         names_match,
@@ -92,7 +96,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DECISIONS_FORMAT",
+    "DEFAULT_NAME_RULE",
     "DEFAULT_RULE",
+    "DEFAULT_RULES",
     "GROUND_TRUTH_FORMAT",
     "MEASURES",
     "OUTPUT_FORMAT",
@@ -126,6 +132,7 @@ __all__ = [
     "LLMExtractor",
     "MatchRule",
     "Memory",
+    "NameRule",
     "UnitScores",
     "assign",
     "baseline_decisions",

@@ -45,6 +45,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
+from recallbench.extraction._matching import MatchRule
 from recallbench.extraction._measures import MEASURES, Aggregate, ExtractionScores
 from recallbench.extraction._report import (
     ExtractionReport,
@@ -64,7 +65,7 @@ HEADLINE: Final = (
     "event_f1",
     "entity_f1",
     "dedup_bcubed_f1",
-    "observation_coverage",
+    "observation_f1",
     "connection_recall",
     "connection_fpr",
 )
@@ -73,7 +74,7 @@ SHORT: Final = {
     "event_f1": "event F1",
     "entity_f1": "entity F1",
     "dedup_bcubed_f1": "dedup B3 F1",
-    "observation_coverage": "observ. coverage",
+    "observation_f1": "observ. F1",
     "connection_recall": "conn. recall",
     "connection_fpr": "conn. FPR",
 }
@@ -265,6 +266,13 @@ def board_markdown(board: Board) -> list[str]:
     for index, rule in enumerate(board.rules):
         first = index == 0
         lines += [f"### Rule: {md_text(rule)}" + (" (ranks)" if first else ""), ""]
+        gameable = MatchRule.parse(rule).gameable
+        if gameable is not None:
+            lines += [
+                f"**Gameable** ({md_text(gameable)}): kept to compare with published numbers; "
+                "do not rank systems by it.",
+                "",
+            ]
         header = [*(["rank"] if first else []), "extractor", *HEADLINE, "status"]
         rows = [
             [
@@ -397,6 +405,8 @@ def render_board(board: Board, console: Console) -> None:
 
     rule = board.rules[0]
     title = f"extraction on {board.truth.name} ({board.truth.documents} documents), rule {rule}"
+    if MatchRule.parse(rule).gameable is not None:
+        title += " (gameable)"
     table = Table(title=title, caption=board.method(), caption_justify="left")
     table.add_column("rank", justify="right", no_wrap=True)
     table.add_column("extractor", overflow="fold", min_width=16)

@@ -9,15 +9,22 @@ Per document, with the items matched one-to-one under the selected rule
   whenever either side is non-empty). Events are matched on their descriptions only;
   ``category_accuracy`` and ``actor_accuracy`` are then the share of matched events whose
   category equals the expected one (after normalisation) and whose actor is the expected
-  one by :func:`~recallbench.extraction._matching.names_match`, over matched events whose
-  expected category (actor) is given.
-- entities: matched by name (``names_match``, or any shared surface form), weighted by the
-  names' fuzzy similarity; precision, recall and F1 as for events; ``type_accuracy`` over
-  matched entities (types compared after normalisation; a missing type is wrong).
+  one under the name rule (:class:`~recallbench.extraction._matching.NameRule`: exact after
+  normalisation, the aliases of the document's entities that name the actor included),
+  over matched events whose expected category (actor) is given.
+- entities: an extracted entity's *name* matches an expected entity's name or one of its
+  declared aliases (``mentions``) under the name rule (an exact name preferred to an
+  alias); the extracted entity's own mentions take no part (they are its cluster for
+  B-cubed), so listing every capitalised word as mentions matches nothing. Precision,
+  recall and F1 as for events; ``type_accuracy`` over matched entities (types compared
+  after normalisation; a missing type is wrong).
 - deduplication: B-cubed over mention clusters (Bagga & Baldwin 1998), see :func:`bcubed`.
-- observation coverage: ``matched / expected`` observations, each matched one-to-one with
-  an extracted observation or event description under the rule (one extracted item covers
-  one fact at most, so a single summary cannot cover a whole session).
+- observations: what the system stored -- its observations and event descriptions, one
+  per distinct normalised text -- matched one-to-one with the expected observations under
+  the rule. ``observation_precision = covered / stored``, ``observation_coverage`` (the
+  recall) ``= covered / expected``, ``observation_f1 = 2 covered / (expected + stored)``:
+  one stored item covers one fact at most, and storing more than the facts costs
+  precision, so neither a single summary nor many copies of the document cover a session.
 - graph expansion, per seed: connections matched by target document (or, for an expected
   connection that names only an event, by the event's description under the rule);
   ``connection_precision`` and ``connection_recall`` as above; ``connection_fpr`` = share
@@ -46,7 +53,6 @@ from typing import Final, Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from rapidfuzz import fuzz
 
 from recallbench.core._model import Record
 from recallbench.extraction._formats import (
@@ -59,13 +65,14 @@ from recallbench.extraction._formats import (
     GraphCase,
 )
 from recallbench.extraction._matching import (
+    DEFAULT_NAME_RULE,
     DEFAULT_RULE,
-    NAME_THRESHOLD,
     Embed,
     MatchRule,
+    NameRule,
     assign,
     match,
-    names_match,
+    name_forms,
     similarity,
 )
 from recallbench.extraction._normalise import normalise
@@ -132,9 +139,19 @@ MEASURES: dict[str, tuple[Literal["document", "seed"], Callable[[Counts], Array]
             _ratio(c["bcubed_recall_sum"], c["bcubed_items"]),
         ),
     ),
+    "observation_precision": (
+        "document",
+        lambda c: _ratio(c["observations_covered"], c["observations_stored"]),
+    ),
     "observation_coverage": (
         "document",
         lambda c: _ratio(c["observations_covered"], c["observations_expected"]),
+    ),
+    "observation_f1": (
+        "document",
+        lambda c: _pair_f1(
+            c["observations_covered"], c["observations_expected"], c["observations_stored"]
+        ),
     ),
     "connection_precision": (
         "seed",
@@ -183,7 +200,9 @@ class ExtractionScores(Record):
     system: str
     rule: str
     """The matching rule's canonical string (``jaccard>=0.5``): part of every number."""
-    name_rule: str = f"token_set_ratio>={NAME_THRESHOLD:g} or initials"
+    gameable: str | None = None
+    """How an extractor games the rule, for a rule kept only for published numbers."""
+    name_rule: str = DEFAULT_NAME_RULE.label
     headline: Literal["macro"] = "macro"
     interval: dict[str, str | float | int]
     documents: tuple[UnitScores, ...]
@@ -252,8 +271,37 @@ def _same(a: str | None, b: str | None) -> bool:
     return a is not None and b is not None and normalise(a) == normalise(b)
 
 
+Aliases = Mapping[str, frozenset[str]]
+"""A normalised name -> every normalised form of the entities that have it (name and
+declared mentions): who an actor or a connection's entity may be called."""
+
+
+def aliases_of(documents: Sequence[GoldDocument]) -> dict[str, frozenset[str]]:
+    """The aliases the ground truth declares in ``documents`` (see :data:`Aliases`)."""
+    out: dict[str, frozenset[str]] = {}
+    for document in documents:
+        for entity in document.entities:
+            forms = name_forms(entity.name, entity.mentions)
+            for form in forms:
+                out[form] = out.get(form, frozenset()) | forms
+    return out
+
+
+def _named(names: NameRule, aliases: Aliases, expected: str | None, extracted: str | None) -> bool:
+    """Whether ``extracted`` names whom ``expected`` names (declared aliases included)."""
+    forms = name_forms(expected)
+    for form in tuple(forms):
+        forms |= aliases.get(form, frozenset())
+    return bool(forms) and names.same(forms, extracted)
+
+
 def _events(
-    gold: GoldDocument, out: ExtractedDocument, rule: MatchRule, embed: Embed | None
+    gold: GoldDocument,
+    out: ExtractedDocument,
+    rule: MatchRule,
+    embed: Embed | None,
+    names: NameRule,
+    aliases: Aliases,
 ) -> dict[str, float]:
     pairs = match(
         rule, [e.description for e in gold.events], [e.description for e in out.events], embed
@@ -274,7 +322,7 @@ def _events(
             counts["categories_correct"] += _same(expected.category, extracted.category)
         if expected.actor is not None:
             counts["actors_judged"] += 1
-            counts["actors_correct"] += names_match(expected.actor, extracted.actor)
+            counts["actors_correct"] += _named(names, aliases, expected.actor, extracted.actor)
     return {key: float(value) for key, value in counts.items()}
 
 
@@ -282,18 +330,16 @@ def _forms(name: str, mentions: Sequence[str]) -> set[str]:
     return {form for form in (normalise(m) for m in (name, *mentions)) if form}
 
 
-def _entities(gold: GoldDocument, out: ExtractedDocument) -> dict[str, float]:
+def _entities(gold: GoldDocument, out: ExtractedDocument, names: NameRule) -> dict[str, float]:
     gold_forms = [_forms(e.name, e.mentions) for e in gold.entities]
     out_forms = [_forms(e.name, e.mentions) for e in out.entities]
     scores = np.zeros((len(gold.entities), len(out.entities)))
     for i, expected in enumerate(gold.entities):
+        canonical = normalise(expected.name)
         for j, extracted in enumerate(out.entities):
-            if names_match(expected.name, extracted.name) or gold_forms[i] & out_forms[j]:
-                scores[i, j] = (
-                    1
-                    + fuzz.token_set_ratio(normalise(expected.name), normalise(extracted.name))
-                    / 100
-                )
+            if names.same(gold_forms[i], extracted.name):
+                # the expected name itself is preferred to an alias in the assignment
+                scores[i, j] = 2.0 if normalise(extracted.name) == canonical else 1.5
     pairs = assign(scores, 1.0)
     judged = correct = 0
     for i, j, _ in pairs:
@@ -312,21 +358,43 @@ def _entities(gold: GoldDocument, out: ExtractedDocument) -> dict[str, float]:
     }
 
 
+def stored_facts(out: ExtractedDocument) -> list[str]:
+    """What a system stored from a document, as facts: its observations, then its event
+    descriptions, one per distinct normalised text (an event also kept as an observation
+    is one memory, not two)."""
+    seen: set[str] = set()
+    stored = []
+    for text in [o.text for o in out.observations] + [e.description for e in out.events]:
+        key = normalise(text)
+        if key not in seen:
+            seen.add(key)
+            stored.append(text)
+    return stored
+
+
 def _observations(
     gold: GoldDocument, out: ExtractedDocument, rule: MatchRule, embed: Embed | None
 ) -> dict[str, float]:
-    captured = [o.text for o in out.observations] + [e.description for e in out.events]
-    pairs = match(rule, [o.text for o in gold.observations], captured, embed)
+    stored = stored_facts(out)
+    pairs = match(rule, [o.text for o in gold.observations], stored, embed)
     return {
         "observations_expected": float(len(gold.observations)),
+        "observations_stored": float(len(stored)),
         "observations_covered": float(len(pairs)),
     }
 
 
-def _hop_right(expected: ExpectedConnection, extracted: ExtractedConnection) -> bool:
+def _hop_right(
+    expected: ExpectedConnection,
+    extracted: ExtractedConnection,
+    names: NameRule,
+    aliases: Aliases,
+) -> bool:
     if not _same(expected.reason, extracted.reason):
         return False
-    if expected.entity is not None and not names_match(expected.entity, extracted.entity):
+    if expected.entity is not None and not _named(
+        names, aliases, expected.entity, extracted.entity
+    ):
         return False
     return expected.hops is None or expected.hops == extracted.hops
 
@@ -336,6 +404,8 @@ def _seed(
     connections: Sequence[ExtractedConnection],
     rule: MatchRule,
     embed: Embed | None,
+    names: NameRule,
+    aliases: Aliases,
 ) -> dict[str, float]:
     expected = case.expected_connections
     scores = np.zeros((len(expected), len(connections)))
@@ -350,11 +420,12 @@ def _seed(
     pairs = assign(scores, 1.0)
     reached = {got.document_id for got in connections if got.document_id is not None}
     excluded = set(case.expected_not_connected)
+    hops = sum(_hop_right(expected[i], connections[j], names, aliases) for i, j, _ in pairs)
     return {
         "connections_expected": float(len(expected)),
         "connections_extracted": float(len(connections)),
         "connections_matched": float(len(pairs)),
-        "hops_correct": float(sum(_hop_right(expected[i], connections[j]) for i, j, _ in pairs)),
+        "hops_correct": float(hops),
         "not_connected_expected": float(len(excluded)),
         "not_connected_reached": float(len(excluded & reached)),
     }
@@ -363,6 +434,7 @@ def _seed(
 UNANNOTATED: Final[dict[str, frozenset[str]]] = {
     "events": frozenset({"event_precision", "event_f1", "category_accuracy", "actor_accuracy"}),
     "entities": frozenset({"entity_precision", "entity_f1"}),
+    "observations": frozenset({"observation_precision", "observation_f1"}),
 }
 """Measures left undefined when the ground truth annotates none of the component's items."""
 
@@ -373,6 +445,7 @@ def unannotated(truth: ExtractionGroundTruth) -> dict[str, frozenset[str]]:
     present = {
         "events": any(document.events for document in truth.documents),
         "entities": any(document.entities for document in truth.documents),
+        "observations": any(document.observations for document in truth.documents),
     }
     return {part: names for part, names in UNANNOTATED.items() if not present[part]}
 
@@ -467,10 +540,13 @@ def score_extraction(
     method: IntervalMethod = "bca",
     seed: int = 0,
     embed: Embed | None = None,
+    names: NameRule = DEFAULT_NAME_RULE,
 ) -> ExtractionScores:
-    """Score ``output`` against ``truth`` under ``rule``: every document and graph seed,
-    and every measure aggregated (see the module's docstring for the definitions)."""
+    """Score ``output`` against ``truth`` under ``rule`` (sentences) and ``names`` (names):
+    every document and graph seed, and every measure aggregated (see the module's
+    docstring for the definitions)."""
     extracted = {document.id: document for document in output.documents}
+    everywhere = aliases_of(truth.documents)
     expansions = {expansion.seed_document: expansion for expansion in output.expansions}
     gold_ids = {document.id for document in truth.documents}
     skip = frozenset().union(*unannotated(truth).values())
@@ -478,8 +554,8 @@ def score_extraction(
     for gold in truth.documents:
         out = extracted.get(gold.id, ExtractedDocument(id=gold.id))
         counts = (
-            _events(gold, out, rule, embed)
-            | _entities(gold, out)
+            _events(gold, out, rule, embed, names, aliases_of([gold]))
+            | _entities(gold, out, names)
             | _observations(gold, out, rule, embed)
         )
         documents.append(_unit(gold.id, counts, "document", skip))
@@ -487,13 +563,16 @@ def score_extraction(
     for case in truth.graph:
         found = expansions.get(case.seed_document)
         connections = found.connections if found is not None else ()
-        seeds.append(_unit(case.seed_document, _seed(case, connections, rule, embed), "seed"))
+        counts = _seed(case, connections, rule, embed, names, everywhere)
+        seeds.append(_unit(case.seed_document, counts, "seed"))
     aggregates = _aggregates(documents, "document", resamples, level, method, seed, skip)
     aggregates += _aggregates(seeds, "seed", resamples, level, method, seed)
     return ExtractionScores(
         ground_truth=truth.name,
         system=output.system,
         rule=rule.label,
+        gameable=rule.gameable,
+        name_rule=names.label,
         interval={"method": method, "level": level, "resamples": resamples, "seed": seed},
         documents=tuple(documents),
         seeds=tuple(seeds),

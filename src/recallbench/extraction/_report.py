@@ -25,7 +25,7 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("", ("category_accuracy", "actor_accuracy")),
     ("entities", ("entity_precision", "entity_recall", "entity_f1", "type_accuracy")),
     ("deduplication", ("dedup_bcubed_precision", "dedup_bcubed_recall", "dedup_bcubed_f1")),
-    ("observations", ("observation_coverage",)),
+    ("observations", ("observation_precision", "observation_coverage", "observation_f1")),
     (
         "connections",
         ("connection_precision", "connection_recall", "connection_fpr", "hop_accuracy"),
@@ -46,7 +46,9 @@ _WHY: dict[str, tuple[str, str]] = {
     "dedup_bcubed_precision": ("bcubed_items", "no mention in both gold and system clusters"),
     "dedup_bcubed_recall": ("bcubed_items", "no mention in both gold and system clusters"),
     "dedup_bcubed_f1": ("bcubed_items", "no mention in both gold and system clusters"),
+    "observation_precision": ("observations_stored", "nothing stored as a fact"),
     "observation_coverage": ("observations_expected", "the ground truth expects no observations"),
+    "observation_f1": ("observations_expected", "no observations expected or stored"),
     "connection_precision": ("connections_extracted", "the expansions returned no connections"),
     "connection_recall": ("connections_expected", "the graph cases expect no connections"),
     "connection_fpr": ("not_connected_expected", "no expected-not-connected documents"),
@@ -186,8 +188,15 @@ def render_markdown(report: ExtractionReport) -> str:
     for scores in report.results:
         level = level_label(scores)
         method = scores.interval.get("method", "bca")
+        lines += [f"## Rule: {md_text(scores.rule)}", ""]
+        if scores.gameable is not None:
+            lines += [
+                f"**Gameable** ({md_text(scores.gameable)}): kept to compare with published "
+                "numbers; do not rank systems by it.",
+                "",
+            ]
         lines += [
-            f"## Rule: {md_text(scores.rule)}",
+            f"Names: {md_text(scores.name_rule)}.",
             "",
             f"| measure | n | macro | {level} interval ({method}) | micro | "
             f"{level} interval (percentile) |",
