@@ -95,6 +95,8 @@ def test_baseline_on_locomo_conv30_is_reproducible(tmp_path: Path) -> None:
             assert (
                 f"| observation_{side} | 19 |" in (tmp_path / "two" / "extraction.md").read_text()
             )
+    markdown = (tmp_path / "two" / "extraction.md").read_text()
+    assert "Intervals resample the 19 documents" in markdown  # one conversation
     undefined = report["undefined"]["lcs>=0.7"]
     assert undefined["category_accuracy"] == "the ground truth gives no event categories"
     assert undefined["hop_accuracy"] == "the ground truth has no graph cases"

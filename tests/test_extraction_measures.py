@@ -243,7 +243,57 @@ def test_intervals_are_reported_and_deterministic() -> None:
     assert 0.0 <= low <= high <= 1.0
     # one unit: no interval
     assert first.aggregate("event_precision").macro_interval is None
-    assert first.interval == {"method": "bca", "level": 0.95, "resamples": 500, "seed": 7}
+    assert first.interval == {
+        "method": "bca",
+        "level": 0.95,
+        "resamples": 500,
+        "seed": 7,
+        "resampled": "document",
+        "clusters": 4,
+    }
+
+
+def _clustered(conversations: bool) -> tuple[ExtractionGroundTruth, ExtractionOutput]:
+    """12 sessions in 3 conversations; the extractor gets every event of the first
+    conversation, half of the second's and none of the third's."""
+    documents, extracted = [], []
+    for c, share in enumerate((1.0, 0.5, 0.0)):
+        for s in range(4):
+            events = [f"person {c} did thing {s} number {k}" for k in range(4)]
+            meta = {"conversation": f"conv-{c}"} if conversations else {}
+            documents.append({"id": f"c{c}s{s}", "text": "...", "metadata": meta,
+                              "events": [{"description": e} for e in events]})  # fmt: skip
+            found = events[: int(share * 4)]
+            extracted.append({"id": f"c{c}s{s}", "events": [{"description": e} for e in found]})
+    truth = validated_ground_truth({"name": "nested", "documents": documents}, "nested")
+    return truth, validated_output({"system": "s", "documents": extracted}, "s")
+
+
+def test_intervals_resample_conversations_not_their_sessions() -> None:
+    flat = score_extraction(*_clustered(False), MatchRule.parse("exact"), seed=1)
+    nested = score_extraction(*_clustered(True), MatchRule.parse("exact"), seed=1)
+    assert flat.interval["resampled"] == "document" and flat.interval["clusters"] == 12
+    assert nested.interval["resampled"] == "conversation" and nested.interval["clusters"] == 3
+    recall_flat, recall_nested = flat.aggregate("event_recall"), nested.aggregate("event_recall")
+    assert recall_flat.macro == recall_nested.macro == 0.5
+    assert recall_flat.macro_interval is not None and recall_nested.macro_interval is not None
+    width = [i[1] - i[0] for i in (recall_flat.macro_interval, recall_nested.macro_interval)]
+    # sessions of a conversation agree, so 3 draws of conversations vary more than 12 sessions
+    assert width[1] > 1.4 * width[0]
+    # each resample holds whole conversations: its mean is one of (k/6 for k in 0..6)
+    low, high = recall_nested.macro_interval
+    assert min(abs(low * 6 - round(low * 6)), abs(high * 6 - round(high * 6))) < 1e-9
+
+
+def test_one_conversation_resamples_its_sessions() -> None:
+    truth, output = _clustered(True)
+    one = validated_ground_truth(
+        truth.model_dump(mode="json")
+        | {"documents": [d.model_dump(mode="json") for d in truth.documents[:4]]},
+        "one",
+    )
+    scores = score_extraction(one, output, MatchRule.parse("exact"), seed=1)
+    assert scores.interval["resampled"] == "document" and scores.interval["clusters"] == 4
 
 
 def test_the_rule_changes_the_score() -> None:

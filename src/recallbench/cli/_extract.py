@@ -77,7 +77,7 @@ rule_option = click.option(
     metavar="RULE",
     help="Matching rule (repeatable; one table each): exact, lcs>=T (the longest common "
     "word subsequence covers T of both items), fuzzy>=T (symmetric character ratio, 0-100), "
-    "embedding>=T (the built-in dense model). Default: "
+    "embedding>=T (the built-in dense model; gameable: nearly order-blind). Default: "
     + ", ".join(DEFAULT_RULES)
     + ". Gameable, kept only to compare with published numbers: "
     + ", ".join(GAMEABLE_RULES)

@@ -8,9 +8,12 @@ It exists to exercise the pipeline and to give a floor, not to be good. Rules:
 - Observations: every sentence in the first person (``I``, ``we``, ``my``, ``our``, ...),
   rewritten in the third person by putting the speaker's name for ``I``/``me``/``we``/
   ``us`` and ``Name's`` for ``my``/``our`` (``I went hiking`` -> ``Caroline went hiking``).
-- Events: those observations that state something done or planned: a past-tense verb (a
-  word ending in ``ed`` or a common irregular past form) or a future marker (``will``,
-  ``'ll``, ``going to``, ``gonna``, ``plan``); category ``past`` or ``plan``; no due date.
+- Events: every sentence that states something done or planned, in whatever person: a
+  past-tense verb (a word ending in ``ed`` or a common irregular past form) or a future
+  marker (``will``, ``'ll``, ``going to``, ``gonna``, ``plan``); in the third person as
+  above when it is in the first; category ``past`` or ``plan``; no due date. (Events in
+  the first person only would leave the baseline below copying every sentence on notes
+  and e-mails, where events are mostly stated in the third person.)
 - Entities: the speakers (type ``PERSON``) and capitalised words not at the start of a
   sentence (type ``UNKNOWN``), each surface form its own entity, mentions = the form.
 """
@@ -137,10 +140,10 @@ def extract_document(document: GoldDocument) -> ExtractedDocument:
         for name in _CAPITALISED.findall(sentence):
             if name not in _NOT_NAMES:
                 forms.setdefault(name, "UNKNOWN")
-        if not _FIRST_PERSON.search(sentence):
-            continue
-        text = _third_person(sentence, speaker)
-        observations.append(ExtractedObservation(text=text, actor=speaker))
+        first_person = _FIRST_PERSON.search(sentence) is not None
+        text = _third_person(sentence, speaker) if first_person else sentence
+        if first_person:
+            observations.append(ExtractedObservation(text=text, actor=speaker))
         if _FUTURE.search(sentence):
             events.append(ExtractedEvent(description=text, category="plan", actor=speaker))
         elif _is_past(sentence):

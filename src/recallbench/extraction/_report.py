@@ -173,6 +173,18 @@ def level_label(scores: ExtractionScores) -> str:
     return f"{level * 100:g}%"
 
 
+def resampling_note(scores: ExtractionScores) -> str:
+    """What the intervals resample, in a sentence."""
+    unit = str(scores.interval.get("resampled", "document"))
+    clusters = scores.interval.get("clusters", "?")
+    if unit == "document":
+        return f"Intervals resample the {clusters} documents (each its own unit)."
+    return (
+        f"Intervals resample the {clusters} {unit}s, each with all its documents "
+        f"(a cluster bootstrap: the documents of one {unit} are not independent)."
+    )
+
+
 def render_markdown(report: ExtractionReport) -> str:
     """The report as Markdown: one table per rule, notes on undefined measures."""
     truth, output = report.ground_truth, report.output
@@ -185,6 +197,8 @@ def render_markdown(report: ExtractionReport) -> str:
         "Macro (mean over documents or seeds) is the headline; micro pools the counts.",
         "",
     ]
+    if report.results:
+        lines += [resampling_note(report.results[0]), ""]
     for scores in report.results:
         level = level_label(scores)
         method = scores.interval.get("method", "bca")
