@@ -17,7 +17,7 @@ from click.testing import CliRunner, Result
 from conftest import shared_data
 from recallbench.cli._bench import bench
 from recallbench.cli._extract import extract
-from recallbench.extraction import GROUND_TRUTH_FORMAT
+from recallbench.extraction import GROUND_TRUTH_FORMAT, MatchRule, validated_output
 from recallbench.report._leaderboard import safe_name
 
 SYSTEMS = Path(__file__).parent / "data" / "extract" / "systems.py"
@@ -444,3 +444,38 @@ def test_a_gameable_rule_is_marked_on_the_leaderboard(tmp_path: Path) -> None:
     assert "**Gameable** (one-sided: any superset" in containment
     assert "**Gameable**" not in exact
     assert "(gameable)" in " ".join(result.output.split())
+
+
+def test_ranks_pair_conversations_when_sessions_are_nested() -> None:
+    """Sessions of one conversation are not independent: the paired tests flip the sign
+    of a whole conversation (its sessions' mean), as the intervals resample them."""
+    from recallbench.extraction import score_extraction, validated_ground_truth
+    from recallbench.extraction._bench import Board, Entry, ranked_unit, unit_values
+    from recallbench.extraction._report import build_report, ground_truth_info
+
+    documents, outputs = [], {"all": [], "half": []}
+    for c in range(3):
+        for s in range(4):
+            events = [f"person {c} did thing {s} number {k}" for k in range(4)]
+            documents.append({"id": f"c{c}s{s}", "text": "...",
+                              "metadata": {"conversation": f"conv-{c}"},
+                              "events": [{"description": e} for e in events]})  # fmt: skip
+            for name, kept in (("all", events), ("half", events[: 2 + (s % 2)])):
+                outputs[name].append(
+                    {"id": f"c{c}s{s}", "events": [{"description": e} for e in kept]}
+                )
+    truth = validated_ground_truth({"name": "nested", "documents": documents}, "nested")
+    entries = []
+    for name, docs in outputs.items():
+        output = validated_output({"system": name, "documents": docs}, name)
+        scores = score_extraction(truth, output, MatchRule.parse("exact"), resamples=50)
+        entries.append(Entry(name, f"nested/{name}", report=build_report(truth, output, [scores])))
+    half = unit_values(entries[1], "exact", "event_recall")
+    assert half == {f"conversation:conv-{c}": pytest.approx((0.5 + 0.75) / 2) for c in range(3)}
+    assert ranked_unit(entries, "exact", "event_recall") == "conversation"
+    board = Board(ground_truth_info(truth), "nested", ("exact",), entries)
+    board.rank()
+    assert board.ranking is not None
+    (pair,) = board.ranking.pairs
+    assert pair.n == 3  # conversations, not the 12 sessions
+    assert "over the conversations both define" in board.method()

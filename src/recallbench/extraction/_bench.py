@@ -15,9 +15,10 @@ randomisation test over the documents (seeds) where both define it, and the p-va
 pairs are adjusted together by Holm's step-down procedure (the test and rank rule of the
 retrieval leaderboard, :mod:`recallbench.report._ranks`). An extractor's rank range is
 ``1 + #significantly better .. m - #significantly worse``; a shared range (``1–2``) means
-the documents cannot order those extractors. The document is the unit because it is the
-unit the macro means and their intervals resample: two extractors' values on one document
-are paired, and documents are taken as exchangeable draws.
+the documents cannot order those extractors. The unit is the one the intervals resample
+(the conversation of LoCoMo's sessions, a conversation's value the mean over its sessions;
+else the document): two extractors' values on one unit are paired, and units are taken as
+exchangeable draws.
 
 Fisher, R. A. (1935). The Design of Experiments, sec. 21; Holm, S. (1979). A simple
 sequentially rejective multiple test procedure. Scand. J. Stat. 6(2), 65-70; Smucker, M.,
@@ -178,7 +179,8 @@ class Board:
                 "under the first rule"
             )
         r = self.ranking
-        unit = "graph seeds" if MEASURES[r.measure][0] == "seed" else "documents"
+        kind = ranked_unit(self.entries, self.rules[0], r.measure)
+        unit = "graph seeds" if kind == "seed" else f"{kind}s"
         pairs = len(r.pairs)
         return (
             f"ranked by {r.measure} (macro) under {self.rules[0]}; a shared rank ('1–2') means "
@@ -192,17 +194,43 @@ class Board:
 
 
 def unit_values(entry: Entry, rule: str, measure: str) -> dict[str, float]:
-    """Unit key -> the measure's value on the documents (seeds) where it is defined. Keys
-    carry the unit's position, so two graph cases with one seed document stay apart."""
+    """Unit key -> the measure's value where it is defined. The unit is the one the
+    intervals resample: when documents (seeds) share a cluster (the sessions of a LoCoMo
+    conversation), a cluster's value is the mean over its documents that define the
+    measure, keyed by the cluster, so the paired test flips the sign of a whole
+    conversation; otherwise the document, keyed with its position so that two graph cases
+    with one seed document stay apart."""
     scores = entry.scores(rule)
     if scores is None:
         return {}
     units = scores.documents if MEASURES[measure][0] == "document" else scores.seeds
-    return {
-        f"{index}:{unit.id}": value
-        for index, unit in enumerate(units)
-        if (value := unit.values.get(measure)) is not None
-    }
+    labels = [unit.cluster for unit in units]
+    if None in labels or len(set(labels)) == len(labels):
+        return {
+            f"{index}:{unit.id}": value
+            for index, unit in enumerate(units)
+            if (value := unit.values.get(measure)) is not None
+        }
+    grouped: dict[str, list[float]] = {}
+    for unit in units:
+        if (value := unit.values.get(measure)) is not None:
+            grouped.setdefault(str(unit.cluster), []).append(value)
+    return {cluster: sum(values) / len(values) for cluster, values in grouped.items()}
+
+
+def ranked_unit(entries: Sequence[Entry], rule: str, measure: str) -> str:
+    """What the paired tests pair: ``conversation`` (or another cluster kind) when the
+    documents are grouped, else ``document`` or ``seed``."""
+    for entry in entries:
+        scores = entry.scores(rule)
+        if scores is None:
+            continue
+        units = scores.documents if MEASURES[measure][0] == "document" else scores.seeds
+        labels = [unit.cluster for unit in units]
+        if labels and None not in labels and len(set(labels)) < len(labels):
+            return str(labels[0]).split(":", 1)[0]
+        break
+    return MEASURES[measure][0]
 
 
 def cell(found: Aggregate | None) -> str:
@@ -342,7 +370,7 @@ def board_json(board: Board) -> dict[str, object]:
         ranking = {
             **board.ranking.to_json(),
             "rule": board.rules[0],
-            "unit": MEASURES[board.ranking.measure][0],
+            "unit": ranked_unit(board.entries, board.rules[0], board.ranking.measure),
             "method": board.method(),
         }
     return {

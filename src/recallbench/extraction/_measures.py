@@ -185,6 +185,9 @@ class UnitScores(Record):
     id: str
     counts: dict[str, float]
     values: dict[str, float | None]
+    cluster: str | None = None
+    """The top-level unit it is resampled with (``conversation:conv-26``,
+    ``document:d1``): see :func:`cluster_of`."""
 
 
 class Aggregate(Record):
@@ -458,7 +461,11 @@ def unannotated(truth: ExtractionGroundTruth) -> dict[str, frozenset[str]]:
 
 
 def _unit(
-    identifier: str, counts: dict[str, float], scope: str, skip: Set[str] = frozenset()
+    identifier: str,
+    counts: dict[str, float],
+    scope: str,
+    cluster: str,
+    skip: Set[str] = frozenset(),
 ) -> UnitScores:
     arrays = {key: np.asarray(value) for key, value in counts.items()}
     values: dict[str, float | None] = {}
@@ -469,7 +476,7 @@ def _unit(
                 continue
             value = float(function(arrays))
             values[name] = None if np.isnan(value) else value
-    return UnitScores(id=identifier, counts=counts, values=values)
+    return UnitScores(id=identifier, counts=counts, values=values, cluster=cluster)
 
 
 def cluster_of(document: GoldDocument) -> str:
@@ -573,6 +580,8 @@ def score_extraction(
     gold_ids = {document.id for document in truth.documents}
     skip = frozenset().union(*unannotated(truth).values())
     cluster = {gold.id: cluster_of(gold) for gold in truth.documents}
+    if len(set(cluster.values())) < 2:  # one conversation: what varies is its documents
+        cluster = {gold.id: f"document:{gold.id}" for gold in truth.documents}
     documents = []
     for gold in truth.documents:
         out = extracted.get(gold.id, ExtractedDocument(id=gold.id))
@@ -581,20 +590,16 @@ def score_extraction(
             | _entities(gold, out, names)
             | _observations(gold, out, rule, embed)
         )
-        documents.append(_unit(gold.id, counts, "document", skip))
+        documents.append(_unit(gold.id, counts, "document", cluster[gold.id], skip))
     seeds = []
     for case in truth.graph:
         found = expansions.get(case.seed_document)
         connections = found.connections if found is not None else ()
         counts = _seed(case, connections, rule, embed, names, everywhere)
-        seeds.append(_unit(case.seed_document, counts, "seed"))
-    labels = [cluster[gold.id] for gold in truth.documents]
-    if len(set(labels)) < 2:  # one conversation: what varies is its documents
-        cluster = {gold.id: f"document:{gold.id}" for gold in truth.documents}
-        labels = [cluster[gold.id] for gold in truth.documents]
-    seed_labels = [
-        cluster.get(case.seed_document, f"document:{case.seed_document}") for case in truth.graph
-    ]
+        label = cluster.get(case.seed_document, f"document:{case.seed_document}")
+        seeds.append(_unit(case.seed_document, counts, "seed", label))
+    labels = [unit.cluster or "" for unit in documents]
+    seed_labels = [unit.cluster or "" for unit in seeds]
     aggregates = _aggregates(
         documents, labels, "document", resamples, level, method, seed, skip
     ) + _aggregates(seeds, seed_labels, "seed", resamples, level, method, seed)
