@@ -98,6 +98,9 @@ class GoldDocument(Record):
     text: str
     title: str | None = None
     metadata: dict[str, JsonValue] = Field(default_factory=dict)
+    """Free-form; ``cluster`` (or ``conversation``, as LoCoMo's loader writes) groups
+    documents that are not independent draws: intervals and rank tests resample the
+    groups, not the documents."""
     events: tuple[ExpectedEvent, ...] = ()
     entities: tuple[ExpectedEntity, ...] = ()
     observations: tuple[ExpectedObservation, ...] = ()
