@@ -30,6 +30,7 @@ HEADLINE = (
     "entity_f1",
     "dedup_bcubed_f1",
     "observation_f1",
+    "connection_precision",
     "connection_recall",
     "connection_fpr",
 )
@@ -443,7 +444,7 @@ def test_a_gameable_rule_is_marked_on_the_leaderboard(tmp_path: Path) -> None:
     containment, exact = markdown.split("### Rule: exact")
     assert "**Gameable** (one-sided: any superset" in containment
     assert "**Gameable**" not in exact
-    assert "(gameable)" in " ".join(result.output.split())
+    assert "rule containment>=0.7 is gameable (one-sided" in " ".join(result.output.split())
 
 
 def test_ranks_pair_conversations_when_sessions_are_nested() -> None:

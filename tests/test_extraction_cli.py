@@ -214,6 +214,9 @@ def test_gameable_rules_are_named_only_explicitly_and_marked(tmp_path: Path) -> 
     markdown = (out / "extraction.md").read_text()
     fuzzy_set, lcs = markdown.split("## Rule: lcs>=0.7")
     assert "**Gameable** (token_set_ratio" in fuzzy_set and "**Gameable**" not in lcs
+    terminal = " ".join(result.output.split())
+    assert terminal.count("gameable (token_set_ratio") == 1
+    assert "Intervals resample the 10 documents" in terminal
 
 
 def test_the_name_rule_option(tmp_path: Path) -> None:

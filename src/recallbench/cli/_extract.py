@@ -446,7 +446,13 @@ def _render(report: ExtractionReport, console: Console) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from recallbench.extraction._report import GROUPS, interval, level_label, number
+    from recallbench.extraction._report import (
+        GROUPS,
+        interval,
+        level_label,
+        number,
+        resampling_note,
+    )
 
     truth, output = report.ground_truth, report.output
     console.print(
@@ -455,6 +461,8 @@ def _render(report: ExtractionReport, console: Console) -> None:
         "Macro = mean over documents (seeds), the headline; micro pools the counts.",
         highlight=False,
     )
+    if report.results:
+        console.print(escape(resampling_note(report.results[0])), highlight=False)
     for scores in report.results:
         level = level_label(scores)
         table = Table(title=f"rule: {scores.rule}", title_justify="left", title_style="bold")
@@ -478,6 +486,12 @@ def _render(report: ExtractionReport, console: Console) -> None:
                     interval(a.micro_interval),
                 )
         console.print(table)
+        if scores.gameable is not None:
+            console.print(
+                f"  [bold]gameable[/bold] ({escape(scores.gameable)}): kept to compare with "
+                "published numbers; do not rank systems by it",
+                highlight=False,
+            )
         for name, why in report.undefined.get(scores.rule, {}).items():
             console.print(f"  – {name}: {escape(why)}", highlight=False)
         if scores.missing_documents:

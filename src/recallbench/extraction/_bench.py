@@ -67,15 +67,18 @@ HEADLINE: Final = (
     "entity_f1",
     "dedup_bcubed_f1",
     "observation_f1",
+    "connection_precision",
     "connection_recall",
     "connection_fpr",
 )
-"""The leaderboard's columns: one measure per component of the ground truth."""
+"""The leaderboard's columns: the F1 of each component, and the connections' precision,
+recall and false-positive rate (a recall is never shown without its precision)."""
 SHORT: Final = {
     "event_f1": "event F1",
     "entity_f1": "entity F1",
     "dedup_bcubed_f1": "dedup B3 F1",
     "observation_f1": "observ. F1",
+    "connection_precision": "conn. prec.",
     "connection_recall": "conn. recall",
     "connection_fpr": "conn. FPR",
 }
@@ -433,8 +436,6 @@ def render_board(board: Board, console: Console) -> None:
 
     rule = board.rules[0]
     title = f"extraction on {board.truth.name} ({board.truth.documents} documents), rule {rule}"
-    if MatchRule.parse(rule).gameable is not None:
-        title += " (gameable)"
     table = Table(title=title, caption=board.method(), caption_justify="left")
     table.add_column("rank", justify="right", no_wrap=True)
     table.add_column("extractor", overflow="fold", min_width=16)
@@ -449,6 +450,9 @@ def render_board(board: Board, console: Console) -> None:
             entry.status,
         )
     console.print(table)
+    gameable = MatchRule.parse(rule).gameable
+    if gameable is not None:
+        console.print(f"rule {escape(rule)} is gameable ({escape(gameable)}): do not rank by it")
     for entry in board.entries:
         if entry.error:
             console.print(f"  {escape(entry.extractor)} failed: {escape(entry.error)}")
