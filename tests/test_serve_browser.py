@@ -43,7 +43,7 @@ def served(tmp_path: Path) -> Iterator[tuple[str, str]]:
     log = tmp_path / "serve.log"
     env = {**os.environ, "RECALLBENCH_HOME": str(tmp_path / "home")}
     env.pop("RECALLBENCH_SERVE_TOKEN", None)
-    command = [sys.executable, "-m", "recallbench.serve", "--store", store, "--port", "0"]
+    command = [sys.executable, "-m", "recallbench", "serve", "--store", store, "--port", "0"]
     with log.open("w") as output:
         process = subprocess.Popen(
             [*command, "--annotator", "tester"], stdout=output, stderr=output, env=env

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from recallbench.core import ConfigError
-from recallbench.online._flags import bucket, flag_variant, variant_at
 from recallbench.online._sessions import (
     outcomes_by_variant,
     session_summaries,
@@ -19,6 +18,7 @@ from recallbench.online._sessions import (
 )
 from recallbench.store import FeatureFlag, FeedbackEvent, Judgment, QueryLogEntry, open_store
 from recallbench.telemetry import TelemetryLogger
+from recallbench.telemetry._flags import bucket, flag_variant, variant_at
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 

@@ -21,8 +21,8 @@ def _fresh(code: str) -> str:
 def test_the_catalog_matches_what_each_module_registers() -> None:
     scanned = json.loads(
         _fresh(
-            "import json; from recallbench.measures import _catalog; "
-            "print(json.dumps(_catalog.scan()))"
+            "import json; from recallbench.measures._measure import scan_catalog; "
+            "print(json.dumps(scan_catalog()))"
         )
     )
     assert {m: tuple(n) for m, n in scanned[0].items()} == _catalog.SPELLINGS

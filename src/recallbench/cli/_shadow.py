@@ -574,9 +574,9 @@ def _outcomes(store: Store, test: ShadowTest) -> list[VariantOutcomes]:
     session's system is the variant the flag named after the test gave it when it started,
     else the control (in shadow mode the agent sees the control's answers), or
     ``interleaved`` when its searches were shown interleaved."""
-    from recallbench.online._flags import variant_at
     from recallbench.online._sessions import outcomes_by_variant, session_summaries
     from recallbench.online._shadow_score import pairs_of
+    from recallbench.telemetry._flags import variant_at
 
     summaries = session_summaries(store, since=test.started_at, until=test.stopped_at)
     if not any(s.outcome is not None or s.success is not None for s in summaries):

@@ -239,3 +239,16 @@ def score_decisions(
         wrong=tuple(case.id for case, ok in zip(fixture.cases, right, strict=True) if not ok),
         missing=tuple(case.id for case in fixture.cases if case.id not in decisions),
     )
+
+
+def target_problem(decision: Decision, known: Sequence[str]) -> str | None:
+    """Why ``decision``'s target does not fit the stored memories (their ids ``known``):
+    an ADD names no memory, any other action names one of them."""
+    if decision.action == "ADD":
+        return None if decision.target is None else "an ADD names no target (null)"
+    if decision.target not in known:
+        shown = ", ".join(known) or "none"
+        return (
+            f"{decision.action} needs the id of a stored memory ({shown}), got {decision.target!r}"
+        )
+    return None

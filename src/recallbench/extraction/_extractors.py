@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar, runtime_checkab
 from recallbench.core import ConfigError, DatasetError
 from recallbench.core._validation import validate
 from recallbench.extraction._baseline import BaselineExtractor
-from recallbench.extraction._decisions import Decision, DecisionCase, decide
+from recallbench.extraction._decisions import Decision, DecisionCase, decide, target_problem
 from recallbench.extraction._formats import (
     OUTPUT_FORMAT,
     ExtractedDocument,
@@ -147,19 +147,6 @@ def extracted_document(answer: Any, document_id: str, source: str) -> ExtractedD
             f"{source}: id: the answer is for {data['id']!r}, not for {document_id!r}"
         )
     return _validated(lambda: validate(ExtractedDocument, {**data, "id": document_id}, source))
-
-
-def target_problem(decision: Decision, known: Sequence[str]) -> str | None:
-    """Why ``decision``'s target does not fit the stored memories (their ids ``known``):
-    an ADD names no memory, any other action names one of them."""
-    if decision.action == "ADD":
-        return None if decision.target is None else "an ADD names no target (null)"
-    if decision.target not in known:
-        shown = ", ".join(known) or "none"
-        return (
-            f"{decision.action} needs the id of a stored memory ({shown}), got {decision.target!r}"
-        )
-    return None
 
 
 def checked_decision(answer: Any, case: DecisionCase, source: str) -> Decision:

@@ -27,8 +27,7 @@ from typing import Any, Final, TypeVar
 
 from pydantic import JsonValue
 
-from recallbench.extraction._decisions import Decision, DecisionCase
-from recallbench.extraction._extractors import target_problem
+from recallbench.extraction._decisions import Decision, DecisionCase, target_problem
 from recallbench.extraction._formats import (
     ExtractedDocument,
     ExtractedEntity,

@@ -1,8 +1,9 @@
 """Which module registers which measure name, so that parsing a name imports one module.
 
 Importing every measure module costs ~0.1-0.3 s (the agent-memory ones import the dataset
-models); `recallbench evaluate -m ndcg_cut.10` needs one. :func:`scan` rebuilds these
-tables from the modules themselves; a test checks that they agree.
+models); `recallbench evaluate -m ndcg_cut.10` needs one.
+:func:`recallbench.measures._measure.scan_catalog` rebuilds these tables from the modules
+themselves; a test checks that they agree.
 """
 
 from __future__ import annotations
@@ -103,20 +104,3 @@ def modules() -> list[str]:
     import pkgutil
 
     return sorted(m.name for m in pkgutil.iter_modules(path) if not m.name.startswith("_"))
-
-
-def scan() -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
-    """(SPELLINGS, TREC_NAMES) as the modules define them: each module imported in turn,
-    credited with what it newly registers. Meaningful in a process that has imported no
-    measure module yet."""
-    from recallbench.measures import _measure
-
-    package = __name__.rpartition(".")[0]
-    spellings: dict[str, tuple[str, ...]] = {}
-    trec_names: dict[str, tuple[str, ...]] = {}
-    for module in modules():
-        before, trec_before = set(_measure._REGISTRY), set(_measure._TREC_REGISTRY)
-        importlib.import_module(f"{package}.{module}")
-        spellings[module] = tuple(sorted(set(_measure._REGISTRY) - before))
-        trec_names[module] = tuple(sorted(set(_measure._TREC_REGISTRY) - trec_before))
-    return spellings, trec_names

@@ -16,6 +16,7 @@ from typing import ClassVar, Literal, TypeVar
 import numpy as np
 
 from recallbench.core import UnknownMeasureError
+from recallbench.measures import _catalog
 from recallbench.measures._table import FloatArray, RankTable
 
 TREC_CUTOFFS = ("5", "10", "15", "20", "30", "100", "200", "500", "1000")
@@ -161,8 +162,6 @@ def _load(module: str | None) -> None:
     """Import the measure module ``module`` (it registers its measures), or every one when
     None: the catalog does not know the name, which a new, uncatalogued module may define."""
     global _loaded_all
-    from recallbench.measures import _catalog
-
     if module is not None:
         importlib.import_module(f"recallbench.measures.{module}")
     elif not _loaded_all:
@@ -175,9 +174,7 @@ def _family(spelling: str) -> type[Measure] | None:
     """The measure class registered under ``spelling`` (lower case), its module imported
     first if need be."""
     if spelling not in _REGISTRY:
-        from recallbench.measures._catalog import MODULE_OF
-
-        _load(MODULE_OF.get(spelling))
+        _load(_catalog.MODULE_OF.get(spelling))
     return _REGISTRY.get(spelling)
 
 
@@ -185,10 +182,22 @@ def trec_family(name: str) -> tuple[type[Measure], tuple[str, ...]] | None:
     """The measure class trec_eval calls ``name`` (case-sensitive, as trec_eval), with the
     parameters trec_eval uses by default."""
     if name not in _TREC_REGISTRY:
-        from recallbench.measures._catalog import TREC_MODULE_OF
-
-        _load(TREC_MODULE_OF.get(name))
+        _load(_catalog.TREC_MODULE_OF.get(name))
     return _TREC_REGISTRY.get(name)
+
+
+def scan_catalog() -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
+    """(SPELLINGS, TREC_NAMES) of :mod:`recallbench.measures._catalog` as the modules
+    define them: each module imported in turn, credited with what it newly registers.
+    Meaningful in a process that has imported no measure module yet."""
+    spellings: dict[str, tuple[str, ...]] = {}
+    trec_names: dict[str, tuple[str, ...]] = {}
+    for module in _catalog.modules():
+        before, trec_before = set(_REGISTRY), set(_TREC_REGISTRY)
+        importlib.import_module(f"recallbench.measures.{module}")
+        spellings[module] = tuple(sorted(set(_REGISTRY) - before))
+        trec_names[module] = tuple(sorted(set(_TREC_REGISTRY) - trec_before))
+    return spellings, trec_names
 
 
 def measure_families() -> list[type[Measure]]:

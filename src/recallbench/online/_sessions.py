@@ -19,7 +19,7 @@ Per session (the ``session_id`` of the logged searches):
   log_session_outcome``), None when none was recorded.
 
 :func:`outcomes_by_variant` groups the summaries by the system that served each session —
-the variant a feature flag gave it when it started (:func:`recallbench.online._flags.
+the variant a feature flag gave it when it started (:func:`recallbench.telemetry._flags.
 variant_at`) — for ``recallbench shadow status``.
 """
 

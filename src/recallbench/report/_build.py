@@ -11,8 +11,8 @@ import numpy as np
 
 from recallbench import __version__
 from recallbench.core import Dataset, Query, QueryResult, Run
+from recallbench.core._judged import describe, judge_of, label_counts
 from recallbench.datasets._provenance import loader_changes
-from recallbench.judges._summary import describe, judge_of, label_counts
 from recallbench.measures import Evaluation, Measure, Rules
 from recallbench.measures._dataset_eval import evaluate_dataset
 from recallbench.report._channels import channel_analysis

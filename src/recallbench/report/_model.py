@@ -8,8 +8,8 @@ from typing import Final, Literal
 from pydantic import Field
 
 from recallbench.core import DatasetRef, RunSpec
+from recallbench.core._judged import JudgeSummary
 from recallbench.core._model import Record
-from recallbench.judges._summary import JudgeSummary
 from recallbench.report._channels import ChannelAnalysis
 
 REPORT_FORMAT: Final = "recallbench.report/v1"

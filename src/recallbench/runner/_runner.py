@@ -9,7 +9,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
-from recallbench import __version__
+from recallbench._version import __version__
 from recallbench.core import (
     ConfigError,
     Dataset,

@@ -21,9 +21,9 @@ variant a feature flag assigns to a session (same session, same variant).
 
 from __future__ import annotations
 
-from recallbench.online._flags import flag_variant
-from recallbench.telemetry._logger import Result, TelemetryLogger, get_logger
-from recallbench.telemetry._span import SearchSpan, last_query_id
+from recallbench.telemetry._flags import flag_variant
+from recallbench.telemetry._logger import TelemetryLogger, get_logger
+from recallbench.telemetry._span import Result, SearchSpan, last_query_id
 from recallbench.telemetry._writer import Sink, StoreSink, TelemetryStats
 
 __all__ = [

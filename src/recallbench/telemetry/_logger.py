@@ -29,7 +29,7 @@ from recallbench.store._telemetry import (
 )
 from recallbench.store._telemetry_rows import check_session_outcome
 from recallbench.telemetry._privacy import TextPolicy
-from recallbench.telemetry._span import SearchMeta, SearchSpan, wrap_search
+from recallbench.telemetry._span import Result, SearchMeta, SearchSpan, wrap_search
 from recallbench.telemetry._writer import (
     Sink,
     StoreSink,
@@ -38,9 +38,6 @@ from recallbench.telemetry._writer import (
     forget_all_after_fork,
 )
 
-Result = str | Mapping[str, Any] | tuple[str, float]
-"""One search result: an id, an ``(id, score)`` pair, or a dict with ``"id"`` and optional
-``"text"`` and ``"channels"`` (the channel names that found it)."""
 F = TypeVar("F", bound=Callable[..., Any])
 _log = logging.getLogger("recallbench.telemetry")
 

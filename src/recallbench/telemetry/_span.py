@@ -13,12 +13,12 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 from uuid import uuid4
 
-if TYPE_CHECKING:
-    from recallbench.telemetry._logger import Result, TelemetryLogger
-
+Result = str | Mapping[str, Any] | tuple[str, float]
+"""One search result: an id, an ``(id, score)`` pair, or a dict with ``"id"`` and optional
+``"text"`` and ``"channels"`` (the channel names that found it)."""
 F = TypeVar("F", bound=Callable[..., Any])
 
 _last_query_id: ContextVar[str | None] = ContextVar("recallbench_last_query_id", default=None)
@@ -28,6 +28,25 @@ def last_query_id() -> str | None:
     """The query id of the last search logged by a ``searched`` function or a ``search()``
     span in this context (thread or asyncio task), for the feedback that follows it."""
     return _last_query_id.get()
+
+
+class SearchRecorder(Protocol):
+    """Where a timed search goes: the logger (:class:`~recallbench.telemetry._logger.
+    TelemetryLogger`) records it, or counts the error of a search that raised."""
+
+    def _record_search(
+        self,
+        query: str,
+        results: Sequence[Result],
+        meta: SearchMeta,
+        latency_ms: float | None,
+        channels: Mapping[str, Sequence[str]] | None,
+        texts: Mapping[str, str] | None,
+        query_id: str,
+        created_at: datetime | None,
+    ) -> str: ...
+
+    def _count_error(self) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,9 +66,7 @@ class SearchSpan:
     (or ``async with``). Set ``results`` (and optionally ``texts`` / ``channels``) inside
     the block; a block that sets nothing logs a search with no results."""
 
-    def __init__(
-        self, logger: TelemetryLogger, query: str, meta: SearchMeta, query_id: str
-    ) -> None:
+    def __init__(self, logger: SearchRecorder, query: str, meta: SearchMeta, query_id: str) -> None:
         self.query = query
         self.query_id = query_id
         """The id the search is logged under, known from the start (for feedback)."""
@@ -105,7 +122,7 @@ class SearchSpan:
         return f"SearchSpan({self.query!r}, query_id={self.query_id!r})"
 
 
-def wrap_search(logger: TelemetryLogger, func: F, query_arg: str, meta: SearchMeta) -> F:
+def wrap_search(logger: SearchRecorder, func: F, query_arg: str, meta: SearchMeta) -> F:
     """``func`` (sync or async) logging each call; TypeError at once when ``func`` has no
     parameter ``query_arg``."""
     query_of = _query_getter(func, query_arg)

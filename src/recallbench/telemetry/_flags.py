@@ -9,8 +9,8 @@ a number in [0, 100) with steps of 0.0001; the unit gets the flag's ``variant`` 
 ``bucket < percent`` and the flag's ``fallback`` otherwise. So the same unit always gets the
 same variant for a given percent; raising the percent only moves units from the fallback to
 the variant (a unit in at 10% stays in at 50%), and different flags bucket independently
-(the name is hashed in). The same scheme as the proxy's search sampling
-(:func:`recallbench.online._shadow.sampled`), keyed by the flag's name as well.
+(the name is hashed in). The same scheme as the proxy's sampling of searches for
+shadowing, keyed by the flag's name as well.
 """
 
 from __future__ import annotations
