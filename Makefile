@@ -11,7 +11,7 @@ PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(VENV)/.installed: $(BIN)/python pyproject.toml setup.py $(wildcard src/recallbench/_ctrec*)
+$(VENV)/.installed: $(BIN)/python pyproject.toml setup.py $(wildcard src/recallbench/measures/_ctrec*)
 	$(PIP) install -e .
 	touch $@
 
@@ -43,6 +43,7 @@ servers: $(VENV)/.installed-dev
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/lint-imports --no-cache
 
 typecheck: $(VENV)/.installed-dev
 	$(BIN)/mypy

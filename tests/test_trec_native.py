@@ -1,4 +1,4 @@
-"""The compiled engine (recallbench._ctrec) against trec_eval 10.0 and the Python engine.
+"""The compiled engine (recallbench.measures._ctrec) against trec_eval 10.0 and the Python engine.
 
 Generated UTF-8 files (the compiled engine takes only plain files) with heavy score ties,
 grades from -2 to 4, unjudged documents, queries on one side only, queries without
@@ -32,7 +32,7 @@ from recallbench.measures._trec_sets import expand_trec_measures
 from test_trec_eval_property import FLAGS, build_trec_eval, in_process, options_of, run_binary
 
 pytestmark = pytest.mark.skipif(
-    not _trec_native.available(), reason="recallbench._ctrec was not built (no C compiler)"
+    not _trec_native.available(), reason="recallbench.measures._ctrec was not built (no C compiler)"
 )
 
 SEED = 20261126

@@ -1,4 +1,4 @@
-"""trec_eval's common measures through the compiled engine (:mod:`recallbench._ctrec`).
+"""trec_eval's common measures through the compiled engine (:mod:`recallbench.measures._ctrec`).
 
 The compiled module is a port of trec_eval's own code for the families in
 :data:`FAMILIES`; it reads plain TREC files or in-memory dicts and computes every value
@@ -22,7 +22,7 @@ from typing import Any
 from recallbench.measures._trec_names import OFFICIAL, TABLE_ORDER
 
 try:
-    from recallbench import _ctrec
+    from recallbench.measures import _ctrec
 except ImportError:  # built without a C compiler
     _ctrec = None  # type: ignore[assignment]
 

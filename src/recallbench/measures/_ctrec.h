@@ -1,4 +1,4 @@
-/* recallbench._ctrec: what its three files share (see _ctrec.c). */
+/* recallbench.measures._ctrec: what its three files share (see _ctrec.c). */
 #ifndef RECALLBENCH_CTREC_H
 #define RECALLBENCH_CTREC_H
 

@@ -1,4 +1,4 @@
-/* recallbench._ctrec: trec_eval's measures for one query, and its printed lines.
+/* recallbench.measures._ctrec: trec_eval's measures for one query, and its printed lines.
  *
  * calc_family ports the m_*.c file named at each family; ctrec_evaluate_query does what
  * form_res_rels.c does before them (rank, cut at -M, grade, drop unjudged under -J). */

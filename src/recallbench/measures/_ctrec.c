@@ -1,4 +1,4 @@
-/* recallbench._ctrec: trec_eval's common measures in C, for plain files and in-memory dicts.
+/* recallbench.measures._ctrec: trec_eval's common measures in C, for plain files and in-memory dicts.
  *
  * A port of trec_eval 10.0's evaluation of the measures below (form_res_rels.c and the
  * m_*.c files named at each family), so that values agree with it to the last bit: the

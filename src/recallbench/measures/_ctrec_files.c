@@ -1,4 +1,4 @@
-/* recallbench._ctrec: plain TREC files, read and evaluated as trec_eval does.
+/* recallbench.measures._ctrec: plain TREC files, read and evaluated as trec_eval does.
  *
  * The whole file is read at once; lines are split in place (each field NUL-ended), query
  * ids numbered through one hash table, rows grouped by query, and each query's judgments
