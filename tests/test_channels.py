@@ -14,7 +14,8 @@ from recallbench.cli import main
 from recallbench.core import Dataset, Document, Hit, Query, QueryResult, Run, RunSpec
 from recallbench.datasets import load_dataset
 from recallbench.measures import parse_measures
-from recallbench.report import build_report, channel_analysis, render_markdown, render_terminal
+from recallbench.render import render_markdown, render_terminal
+from recallbench.report import build_report, channel_analysis
 from recallbench.report._channels import ChannelStats
 from recallbench.systems._builtin import POOL, BuiltinSystem
 

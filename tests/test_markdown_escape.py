@@ -17,10 +17,13 @@ from recallbench.compare import build_comparison, load_compared
 from recallbench.core import Dataset, Run
 from recallbench.core._run import Hit, QueryResult, RunSpec
 from recallbench.measures import parse_measures
-from recallbench.report import Report, build_report, render_markdown, write_outputs
-from recallbench.report._bench import Board, write_bench
+from recallbench.render import render_markdown, write_outputs
+from recallbench.render._bench import write_bench
+from recallbench.render._leaderboard import write_leaderboard
+from recallbench.report import Report, build_report
+from recallbench.report._bench import Board
 from recallbench.report._escape import md_code, md_text
-from recallbench.report._leaderboard import standings, write_leaderboard
+from recallbench.report._leaderboard import standings
 
 SCRIPT = "<script>alert(1)</script>"
 IMAGE = "<img src=x onerror=alert(2)>"
@@ -139,7 +142,7 @@ def test_leaderboards_show_hostile_names_as_text(tmp_path: Path) -> None:
 
 
 def test_comparison_md_shows_hostile_texts_as_text(tmp_path: Path) -> None:
-    from recallbench.compare import render_comparison_markdown
+    from recallbench.render import render_comparison_markdown
 
     dataset = hostile_dataset()
     folders = []

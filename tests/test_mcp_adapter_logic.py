@@ -11,7 +11,8 @@ from pathlib import Path
 
 from recallbench.core import Dataset, Document, Query
 from recallbench.measures import parse_measures
-from recallbench.report import build_report, render_markdown
+from recallbench.render import render_markdown
+from recallbench.report import build_report
 from recallbench.runner import run_dataset
 from recallbench.systems import create_system
 

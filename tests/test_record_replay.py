@@ -100,7 +100,7 @@ class Slow(BuiltinSystem):
 
 
 def test_replay_reports_the_recorded_latencies_and_says_it_replayed(tmp_path: Path) -> None:
-    from recallbench.report import render_markdown
+    from recallbench.render import render_markdown
 
     dataset = load_dataset("agent-memory-sample")
     path = recording_path(tmp_path, "slow", dataset)

@@ -16,11 +16,12 @@ from recallbench.cli import main
 from recallbench.core import Dataset, Run
 from recallbench.core._run import Hit, QueryResult, RunSpec
 from recallbench.measures import DEFAULT_MEASURES, parse_measures
-from recallbench.report import build_report, write_outputs
-from recallbench.report._html import TEXT_MIN, embed_json, render_report_html, report_data
+from recallbench.render import write_outputs
+from recallbench.render._html import TEXT_MIN, embed_json, render_report_html, report_data
+from recallbench.report import build_report
 from recallbench.report._intervals import IntervalSettings
 
-STATIC = Path(__file__).resolve().parents[1] / "src" / "recallbench" / "report" / "static"
+STATIC = Path(__file__).resolve().parents[1] / "src" / "recallbench" / "render" / "static"
 HOSTILE = "</script><script>window.pwned = 1</script><!-- & </SCRIPT >\u2028"
 
 

@@ -20,7 +20,8 @@ from recallbench.cli import main
 from recallbench.core import Dataset, Run
 from recallbench.core._run import Hit, QueryResult, RunSpec
 from recallbench.measures import parse_measures
-from recallbench.report import build_report, write_outputs
+from recallbench.render import write_outputs
+from recallbench.report import build_report
 
 MEASURES = ["-m", "ndcg@10", "-m", "recall@10", "-m", "mrr@10"]
 

@@ -11,7 +11,8 @@ import pytest
 from rich.console import Console
 
 from recallbench.measures import parse_measures
-from recallbench.report import Report, build_report, render_markdown, render_terminal
+from recallbench.render import render_markdown, render_terminal
+from recallbench.report import Report, build_report
 from recallbench.report._intervals import IntervalSettings, interval_scale, intervals
 from recallbench.report._model import SMALL_N
 

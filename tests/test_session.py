@@ -16,8 +16,10 @@ from recallbench.cli import main
 from recallbench.core import Dataset, Document, Hit, Query, QueryResult, Run, RunSpec
 from recallbench.datasets import load_dataset
 from recallbench.measures import parse_measures
-from recallbench.report import build_report, measure_session_lift, render_markdown
-from recallbench.report._session import has_context, session_summary
+from recallbench.render import render_markdown
+from recallbench.render._session import session_summary
+from recallbench.report import build_report, measure_session_lift
+from recallbench.report._session import has_context
 from recallbench.runner import run_dataset
 from recallbench.systems._builtin import BuiltinSystem
 

@@ -17,7 +17,8 @@ from recallbench.core import ConfigError, Dataset, Document, Query, Run
 from recallbench.core._run import RepeatedResult
 from recallbench.datasets import load_dataset
 from recallbench.measures import parse_measures
-from recallbench.report import build_report, render_markdown, render_terminal
+from recallbench.render import render_markdown, render_terminal
+from recallbench.report import build_report
 from recallbench.runner import run_dataset
 from recallbench.systems._python import PythonSystem
 from recallbench.systems._replay import RecordingSystem, ReplaySystem, recording_path

@@ -54,9 +54,12 @@ from recallbench.core import ConfigError
 from recallbench.datasets import load_dataset
 from recallbench.gates import load_config
 from recallbench.measures import parse_measures
-from recallbench.report import build_report, write_outputs
-from recallbench.report._bench import Board, write_bench
-from recallbench.report._leaderboard import render_leaderboard, safe_name
+from recallbench.render import write_outputs
+from recallbench.render._bench import write_bench
+from recallbench.render._leaderboard import render_leaderboard
+from recallbench.report import build_report
+from recallbench.report._bench import Board
+from recallbench.report._leaderboard import safe_name
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -16,12 +16,11 @@ from recallbench.compare import (
     build_comparison,
     load_compared,
     measures_of,
-    render_comparison,
-    render_comparison_markdown,
 )
 from recallbench.core._files import atomic_write_text
 from recallbench.measures import DEFAULT_MEASURES, parse_measures
-from recallbench.report._html import dataset_for_texts, render_comparison_html
+from recallbench.render import render_comparison, render_comparison_markdown
+from recallbench.render._html import dataset_for_texts, render_comparison_html
 from recallbench.stats._multiple import CORRECTIONS, Correction
 from recallbench.stats._paired import PairedSettings
 from recallbench.stats._resampling import IntervalMethod

@@ -29,14 +29,10 @@ from recallbench.core import ConfigError, Dataset, Run
 from recallbench.datasets import DEFAULT_DATASET, load_dataset
 from recallbench.gates import load_config
 from recallbench.measures import DEFAULT_MEASURES, Measure, Rules, parse_measure
-from recallbench.report import (
-    Report,
-    build_report,
-    measure_session_lift,
-    render_terminal,
-    write_outputs,
-)
-from recallbench.report._leaderboard import render_leaderboard, standings, write_leaderboard
+from recallbench.render import render_terminal, write_outputs
+from recallbench.render._leaderboard import render_leaderboard, write_leaderboard
+from recallbench.report import Report, build_report, measure_session_lift
+from recallbench.report._leaderboard import standings
 from recallbench.report._session import DEFAULT_LIFT_MEASURE
 from recallbench.runner import DEFAULT_RESTARTS, EXIT_SYSTEM_FAILED, raise_for_failures, run_dataset
 from recallbench.systems import DEFAULT_SYSTEM, SystemUnderTest, create_system

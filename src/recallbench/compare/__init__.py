@@ -1,4 +1,5 @@
-"""Comparing systems on the same queries: paired statistics, breakdowns, rank differences."""
+"""Comparing systems on the same queries: paired statistics, breakdowns, rank differences.
+Its views (terminal, comparison.md, comparison.html) are in :mod:`recallbench.render`."""
 
 from recallbench.compare._build import build_comparison, pick_baseline
 from recallbench.compare._inputs import (
@@ -9,7 +10,6 @@ from recallbench.compare._inputs import (
     measures_of,
 )
 from recallbench.compare._model import COMPARISON_FORMAT, Comparison
-from recallbench.compare._render import render_comparison, render_comparison_markdown
 
 __all__ = [
     "COMPARISON_FORMAT",
@@ -21,6 +21,4 @@ __all__ = [
     "load_compared",
     "measures_of",
     "pick_baseline",
-    "render_comparison",
-    "render_comparison_markdown",
 ]

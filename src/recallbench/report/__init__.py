@@ -1,14 +1,13 @@
-"""Reports: the JSON format, Markdown and terminal renderings, atomic writing."""
+"""Reports: the report model and its JSON format, building a report from a run, reading it
+back, and the analyses a report holds (channels, session lift). Its views (Markdown, HTML,
+terminal) are in :mod:`recallbench.render`, above this package."""
 
 from recallbench.core._files import atomic_write_text
 from recallbench.report._build import build_report
 from recallbench.report._channels import ChannelAnalysis, channel_analysis
-from recallbench.report._markdown import render_markdown
 from recallbench.report._model import REPORT_FORMAT, Report, SessionLift
 from recallbench.report._read import output_file, read_report
 from recallbench.report._session import measure_session_lift
-from recallbench.report._terminal import render_terminal
-from recallbench.report._write import write_outputs
 
 __all__ = [
     "REPORT_FORMAT",
@@ -21,7 +20,4 @@ __all__ = [
     "measure_session_lift",
     "output_file",
     "read_report",
-    "render_markdown",
-    "render_terminal",
-    "write_outputs",
 ]

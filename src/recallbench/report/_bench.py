@@ -1,6 +1,7 @@
-"""Leaderboards of several systems on several datasets: overall (with rank ranges and
-intervals, see :mod:`._leaderboard`), per category, and with and without flagged questions
-(LoCoMo's adversarial ones), as Markdown and JSON.
+"""Leaderboards of several systems on several datasets: each dataset's board (its reports
+best first, with rank ranges and intervals, see :mod:`._leaderboard`), the measures that no
+longer separate the systems, the means without flagged questions (LoCoMo's adversarial
+ones), and the boards' JSON. The views (Markdown, HTML) are in :mod:`recallbench.render`.
 
 leaderboard.json: ``context`` (command, version, date, machine) and ``datasets``, one per
 board, each with the fields of a single leaderboard (``format``, ``ranking``, ``interval``,
@@ -11,26 +12,14 @@ board, each with the fields of a single leaderboard (``format``, ``ranking``, ``
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
 
 import numpy as np
 
 from recallbench.core import Dataset
-from recallbench.core._files import atomic_write_text
-from recallbench.report._escape import md_code, md_text
-from recallbench.report._html import render_leaderboard_html
-from recallbench.report._leaderboard import (
-    Standings,
-    markdown_table,
-    method_lines,
-    safe_name,
-    standings,
-)
-from recallbench.report._markdown import fmt
+from recallbench.report._leaderboard import Standings, standings
 from recallbench.report._model import Report
 
 SATURATED = 0.95
@@ -89,79 +78,6 @@ class Board:
         return sorted({q.category for q in self.dataset.queries if q.category is not None})
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    """A table of plain-text cells (each escaped: names are data)."""
-    return [
-        "| " + " | ".join(map(md_text, header)) + " |",
-        "|" + "---|" * len(header),
-        *("| " + " | ".join(map(md_text, row)) + " |" for row in rows),
-    ]
-
-
-def _group_mean(report: Report, category: str, measure: str) -> float | None:
-    for group in report.breakdowns.get("category", []):
-        if group.name == category:
-            return group.means.get(measure)
-    return None
-
-
-def board_markdown(board: Board) -> list[str]:
-    """One dataset's section: overall table, flagged questions, per category, warnings."""
-    first = board.reports[0]
-    ref = first.dataset
-    lines = [
-        f"## {md_text(ref.name)}",
-        "",
-        f"sha256 `{ref.sha256[:16]}…`"
-        + (f", loader {md_code(ref.loader)}" if ref.loader else "")
-        + f"; {first.counts.queries} questions, {first.counts.evaluated} with a relevant "
-        f"memory (the means), {first.counts.no_relevant} without"
-        + (f"; {len(board.dataset.units)} units, each a fresh store" if board.dataset.units else "")
-        + f"; k = {first.system.k}.",
-        "",
-    ]
-    lines += [*markdown_table(board.standings), "", *method_lines(board.standings)]
-    for tag, ids in board.flagged().items():
-        lines += [
-            "",
-            md_text(f"{board.primary} with and without the {len(ids)} {tag} questions:"),
-            "",
-            *_table(
-                ["system", "all", f"without {tag}"],
-                [
-                    [
-                        r.system.system,
-                        fmt(r.means.get(board.primary)),
-                        fmt(mean_without(r, board.primary, ids)),
-                    ]
-                    for r in board.ordered()
-                ],
-            ),
-        ]
-    categories = board.categories()
-    if categories:
-        lines += ["", f"{board.primary} by category (n = questions in the mean):", ""]
-        counts = {g.name: g.n for g in first.breakdowns.get("category", [])}
-        header = ["system", *(f"{c} (n={counts.get(c, 0)})" for c in categories)]
-        lines += _table(
-            header,
-            [
-                [r.system.system, *(fmt(_group_mean(r, c, board.primary), 3) for c in categories)]
-                for r in board.ordered()
-            ],
-        )
-    notes = [
-        *(
-            f"every system scores >= {SATURATED} on {m}: it no longer separates them"
-            for m in saturated(board.reports)
-        ),
-        *first.warnings,
-    ]
-    if notes:
-        lines += ["", *(f"- **warning:** {md_text(note)}" for note in notes)]
-    return [*lines, ""]
-
-
 def board_json(board: Board) -> dict[str, object]:
     first = board.reports[0]
     return {
@@ -187,22 +103,6 @@ def board_json(board: Board) -> dict[str, object]:
     }
 
 
-def write_bench(folder: Path, boards: Sequence[Board], context: Mapping[str, str]) -> list[Path]:
-    """leaderboard.md, leaderboard.json and leaderboard.html for all the boards;
-    ``context`` (machine, command, version...) heads the Markdown and the page."""
-    lines = ["# recallbench leaderboard", ""]
-    lines += [f"- {md_text(key)}: {md_text(value)}" for key, value in context.items()]
-    lines += [""]
-    for board in boards:
-        lines += board_markdown(board)
-    document = {"context": dict(context), "datasets": [board_json(b) for b in boards]}
-    written = {
-        folder / "leaderboard.md": "\n".join(lines),
-        folder / "leaderboard.json": json.dumps(document, indent=2) + "\n",
-        folder / "leaderboard.html": render_leaderboard_html(
-            [(b.standings, f"{safe_name(b.dataset.name)}/") for b in boards], context
-        ),
-    }
-    for path, text in written.items():
-        atomic_write_text(path, text)
-    return list(written)
+def bench_json(boards: Sequence[Board], context: Mapping[str, str]) -> dict[str, object]:
+    """leaderboard.json of all the boards (see the module's docstring)."""
+    return {"context": dict(context), "datasets": [board_json(b) for b in boards]}

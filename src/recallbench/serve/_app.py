@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 ANNOTATOR_COOKIE = "recallbench_annotator"
 STATIC = {
-    "chart.js": ("recallbench.report", "static/chart.umd.min.js", "text/javascript"),
+    "chart.js": ("recallbench.render", "static/chart.umd.min.js", "text/javascript"),
     "serve.js": ("recallbench.serve", "static/serve.js", "text/javascript"),
     "serve.css": ("recallbench.serve", "static/serve.css", "text/css"),
 }
@@ -164,7 +164,7 @@ class Dashboard:
         report or run files still on disk (the store keeps values, not rankings)."""
         from recallbench.compare import build_comparison, load_compared
         from recallbench.measures import parse_measures
-        from recallbench.report._html import dataset_for_texts, render_comparison_html
+        from recallbench.render._html import dataset_for_texts, render_comparison_html
 
         try:
             first = int(request.query_params.get("a", ""))

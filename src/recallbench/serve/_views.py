@@ -411,6 +411,6 @@ def agreement(store: Store) -> dict[str, Any]:
 
 def chart_json(data: object) -> str:
     """``data`` as JSON safe inside a ``<script>`` element (the report pages' escaping)."""
-    from recallbench.report._html import embed_json
+    from recallbench.render._html import embed_json
 
     return embed_json(json.loads(json.dumps(data, default=str)))

@@ -15,8 +15,8 @@ from recallbench.compare._model import (
     PairedComparison,
     RankDifferences,
 )
+from recallbench.render._markdown import signed
 from recallbench.report._escape import md_text
-from recallbench.report._markdown import signed
 from recallbench.stats._multiple import CORRECTION_NAMES
 
 MOST_CHANGED_SHOWN = 5

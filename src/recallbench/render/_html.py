@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Literal
 
 from recallbench import __version__
 from recallbench.core import ConfigError, Dataset, Run
+from recallbench.datasets import DEFAULT_DATASET, load_dataset
 from recallbench.report._leaderboard import Standings, interval_method, safe_name
 from recallbench.report._model import Report
 from recallbench.stats._rankdiff import rank_difference
@@ -62,7 +63,7 @@ def embed_json(data: object) -> str:
 
 
 def _asset(name: str) -> str:
-    return (resources.files("recallbench.report") / name).read_text(encoding="utf-8")
+    return (resources.files("recallbench.render") / name).read_text(encoding="utf-8")
 
 
 @cache
@@ -325,8 +326,6 @@ def dataset_for_texts(ref: DatasetRef, spec: str | None = None) -> Dataset | Non
     """The dataset a comparison was made on, to show memory texts: ``spec`` when given,
     else the bundled dataset of that name; None when it cannot be had or is another
     version (same sha256 only: texts of another version would mislead)."""
-    from recallbench.datasets import DEFAULT_DATASET, load_dataset
-
     if spec is None and ref.name != DEFAULT_DATASET:
         return None
     try:

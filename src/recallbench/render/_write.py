@@ -7,8 +7,8 @@ from pathlib import Path
 
 from recallbench.core import Dataset, Run
 from recallbench.core._files import atomic_write_texts
-from recallbench.report._html import render_report_html
-from recallbench.report._markdown import render_markdown
+from recallbench.render._html import render_report_html
+from recallbench.render._markdown import render_markdown
 from recallbench.report._model import Report
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from recallbench.report._agent_memory import agent_memory_markdown
+from recallbench.render._agent_memory import agent_memory_markdown
+from recallbench.render._session import session_markdown
 from recallbench.report._channels import ChannelAnalysis, ChannelStats
 from recallbench.report._escape import md_code, md_text
 from recallbench.report._model import Bootstrap, Distribution, Group, Interval, Report
-from recallbench.report._session import session_markdown
 from recallbench.stats._resampling import INTERVAL_NAMES
 
 SHOWN_RETURNED = 10

@@ -1,4 +1,4 @@
-"""The summary tables printed in the terminal."""
+"""A report in the terminal: its summary tables and lines."""
 
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from recallbench.report._channels import ChannelAnalysis
-from recallbench.report._markdown import (
+from recallbench.render._markdown import (
     bounds,
     channel_cells,
     fmt,
@@ -16,8 +15,9 @@ from recallbench.report._markdown import (
     pct,
     signed,
 )
+from recallbench.render._session import session_summary
+from recallbench.report._channels import ChannelAnalysis
 from recallbench.report._model import Group, Interval, Report, Stability
-from recallbench.report._session import session_summary
 
 CHANGED_SHOWN = 10
 
