@@ -38,9 +38,10 @@ from _machine import machine, write_results
 from recallbench.cli._extract import load_truth
 from recallbench.extraction._adversaries import ADVERSARIES
 from recallbench.extraction._baseline import BaselineExtractor
+from recallbench.extraction._counting import stored_facts
 from recallbench.extraction._formats import ExtractionGroundTruth, ExtractionOutput
 from recallbench.extraction._matching import DEFAULT_RULES, MatchRule, match
-from recallbench.extraction._measures import MEASURES, score_extraction, stored_facts
+from recallbench.extraction._measures import MEASURES, score_extraction
 from recallbench.extraction._normalise import normalise
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -49,7 +49,7 @@ from recallbench.extraction import (  # noqa: E402
     similarity,
     validated_output,
 )
-from recallbench.extraction._measures import stored_facts  # noqa: E402
+from recallbench.extraction._counting import stored_facts  # noqa: E402
 
 LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"
 CACHE = ROOT / "tests" / "data" / "judge" / "smollm2-135m.extract.jsonl"

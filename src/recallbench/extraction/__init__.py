@@ -26,6 +26,7 @@ from recallbench._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from recallbench.extraction._baseline import BaselineExtractor, extract_document
+    from recallbench.extraction._counting import bcubed
     from recallbench.extraction._decisions import (
         DECISIONS_FORMAT,
         Decision,
@@ -89,7 +90,6 @@ if TYPE_CHECKING:
         Aggregate,
         ExtractionScores,
         UnitScores,
-        bcubed,
         score_extraction,
     )
     from recallbench.extraction._normalise import normalise, tokens
@@ -164,6 +164,7 @@ __getattr__ = lazy_exports(
         "_formats",
         "_matching",
         "_measures",
+        "_counting",
         "_normalise",
         "_locomo",
         "_baseline",
