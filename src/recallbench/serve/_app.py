@@ -160,7 +160,7 @@ class Dashboard:
         return self.page(request, "compare.html.j2", runs=runs, data=data, full=full)
 
     def compare_full(self, request: Request) -> Response:
-        """comparison.html of report/_html.py, when both runs' recorded sources are
+        """comparison.html of render/_html.py, when both runs' recorded sources are
         report or run files still on disk (the store keeps values, not rankings)."""
         from recallbench.compare import build_comparison, load_compared
         from recallbench.measures import parse_measures
