@@ -35,7 +35,6 @@ from rich.table import Table
 sys.path.insert(0, str(Path(__file__).parent))
 from _machine import machine, write_results
 
-from recallbench.cli._extract import load_truth
 from recallbench.extraction._adversaries import ADVERSARIES
 from recallbench.extraction._baseline import BaselineExtractor
 from recallbench.extraction._counting import stored_facts
@@ -43,6 +42,7 @@ from recallbench.extraction._formats import ExtractionGroundTruth, ExtractionOut
 from recallbench.extraction._matching import DEFAULT_RULES, MatchRule, match
 from recallbench.extraction._measures import MEASURES, score_extraction
 from recallbench.extraction._normalise import normalise
+from recallbench.extraction._sources import load_truth
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCOMO = ROOT.parent / "shared" / "data" / "locomo"

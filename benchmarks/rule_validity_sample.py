@@ -38,7 +38,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 from llama_server import MODEL_NAME, extract_toml  # noqa: E402
-from recallbench.cli._extract import load_truth  # noqa: E402
 from recallbench.extraction import (  # noqa: E402
     DEFAULT_RULES,
     BaselineExtractor,
@@ -50,6 +49,7 @@ from recallbench.extraction import (  # noqa: E402
     validated_output,
 )
 from recallbench.extraction._counting import stored_facts  # noqa: E402
+from recallbench.extraction._sources import load_truth  # noqa: E402
 
 LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"
 CACHE = ROOT / "tests" / "data" / "judge" / "smollm2-135m.extract.jsonl"

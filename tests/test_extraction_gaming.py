@@ -23,13 +23,13 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, shared_data
-from recallbench.cli._extract import load_truth
 from recallbench.extraction._adversaries import ADVERSARIES, MANY, STOPWORDS, K
 from recallbench.extraction._baseline import BaselineExtractor
 from recallbench.extraction._formats import ExtractionGroundTruth, ExtractionOutput
 from recallbench.extraction._matching import DEFAULT_RULES, MatchRule
 from recallbench.extraction._measures import MEASURES, ExtractionScores, score_extraction
 from recallbench.extraction._normalise import normalise, tokens
+from recallbench.extraction._sources import load_truth
 
 OBSERVATION = "observation_f1" if "observation_f1" in MEASURES else "observation_coverage"
 TARGET_MEASURES = ("event_f1", "entity_f1", OBSERVATION)

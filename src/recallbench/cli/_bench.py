@@ -20,16 +20,12 @@ from recallbench import __version__
 from recallbench.cli._errors import reports_errors
 from recallbench.cli._extract import (
     EXTRACTORS,
-    LOCOMO_PREFIX,
     LLMOptions,
     check_llm,
     conversation_option,
     documents_option,
     extracted,
-    extractor_note,
     extractor_timeout_option,
-    first_documents,
-    load_truth,
     name_rule_option,
     parse_rules,
     report_files,
@@ -52,6 +48,7 @@ from recallbench.cli._run import _record, _systems, make_console, record_history
 from recallbench.cli._run_io import distinct_folders, writable_folder
 from recallbench.core import ConfigError
 from recallbench.datasets import load_dataset
+from recallbench.extraction._sources import LOCOMO_PREFIX, first_documents, load_truth
 from recallbench.gates import load_config
 from recallbench.measures import parse_measures
 from recallbench.render import write_outputs
@@ -490,4 +487,6 @@ def _run(
     )
     files.update(report_files(report, output, folder))
     files[folder / "output.json"] = output.model_dump_json(indent=2) + "\n"
+    from recallbench.extraction._report import extractor_note
+
     return Entry(spec, relative, report=report, note=extractor_note(output))

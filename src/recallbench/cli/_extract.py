@@ -22,6 +22,7 @@ from recallbench.cli._options import (
 from recallbench.cli._run import make_console
 from recallbench.cli._run_io import writable_folder, written
 from recallbench.core import ConfigError, RecallbenchError
+from recallbench.extraction._sources import LOCOMO_PREFIX, first_documents, load_truth
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -29,21 +30,16 @@ if TYPE_CHECKING:
     from recallbench.extraction import (
         ExtractionGroundTruth,
         ExtractionOutput,
-        GraphCase,
         MatchRule,
         NameRule,
     )
     from recallbench.extraction._extractors import Extractor
     from recallbench.extraction._report import ExtractionReport
 
-LOCOMO_PREFIX = "locomo-events:"
 DEFAULT_RULES = ("exact", "lcs>=0.7", "fuzzy>=85")
 """The rules scored when no --rule is given (recallbench.extraction.DEFAULT_RULES, spelled
 out here so that --help does not import the scorer)."""
 GAMEABLE_RULES = ("jaccard>=T", "containment>=T", "fuzzy-set>=T")
-SHOWN_CHANGES = 5
-BUNDLED = ("meeting-sample",)
-"""Ground truth shipped in recallbench.extraction's data folder, loadable by name."""
 EXTRACTORS = "baseline | llm | python:MODULE:NAME | command:CMD | mcp:PROFILE"
 
 
@@ -231,7 +227,9 @@ def extract(
     files = report_files(report, output, out_dir)
     if save_path is not None:
         files[save_path] = output.model_dump_json(indent=2) + "\n"
-    _render(report, console)
+    from recallbench.extraction._report import extractor_note, render_terminal
+
+    render_terminal(report, console)
     note = extractor_note(output)
     if note is not None:
         console.print(note, highlight=False, markup=False)
@@ -278,7 +276,7 @@ def report_files(
 ) -> dict[Path, str]:
     """extraction.json and extraction.md of ``report`` in ``folder`` (the Markdown names an
     LLM extractor's model and failures), as path -> text, for :func:`write_files`."""
-    from recallbench.extraction._report import render_markdown
+    from recallbench.extraction._report import extractor_note, render_markdown
 
     return {
         folder / "extraction.json": report.model_dump_json(indent=2) + "\n",
@@ -354,75 +352,6 @@ def extracted(
             return model.extract(truth.documents)
 
 
-def first_documents(truth: ExtractionGroundTruth, limit: int) -> ExtractionGroundTruth:
-    """The ground truth with its first ``limit`` documents, and the graph cases that name
-    only those (recorded in its metadata, which the report's hash covers)."""
-    kept = truth.documents[:limit]
-    if len(kept) == len(truth.documents):
-        return truth
-    ids = {document.id for document in kept}
-
-    def inside(case: GraphCase) -> bool:
-        named = {case.seed_document, *case.expected_not_connected}
-        named |= {c.document_id for c in case.expected_connections if c.document_id}
-        return named <= ids
-
-    subset = {"documents": limit, "of": len(truth.documents)}
-    return truth.model_copy(
-        update={
-            "documents": kept,
-            "graph": tuple(case for case in truth.graph if inside(case)),
-            "metadata": {**truth.metadata, "subset": subset},
-        }
-    )
-
-
-def extractor_note(output: ExtractionOutput) -> str | None:
-    """One line naming an LLM extractor's model, prompt version and failures (None for
-    another system): the scores mean nothing without them."""
-    meta = output.metadata
-    prompt = meta.get("prompt")
-    if meta.get("extractor") != "llm" or not isinstance(prompt, dict):
-        return None
-    reasons = meta.get("failed_by_reason")
-    why = ", ".join(f"{n} {r}" for r, n in reasons.items()) if isinstance(reasons, dict) else ""
-    note = (
-        f"Extractor: LLM {meta.get('model')} ({meta.get('provider')}), prompt "
-        f"{prompt.get('task')} v{prompt.get('version')}; {meta.get('failed')} of "
-        f"{meta.get('asked')} documents failed{f' ({why})' if why else ''} and count as "
-        "nothing extracted."
-    )
-    if meta.get("unreliable") is True:
-        note += f" Unreliable: more than max_failure_rate {meta.get('max_failure_rate')}."
-    return note
-
-
-def load_truth(
-    spec: str, conversations: Sequence[str] = (), option: str = "--ground-truth"
-) -> ExtractionGroundTruth:
-    """The ground truth ``spec`` names (errors name ``option``): a
-    recallbench.extraction/v1 file, locomo-events:PATH (``conversations`` only), or a
-    bundled corpus by name."""
-    from recallbench.extraction import load_ground_truth, load_locomo_extraction
-
-    if spec.startswith(LOCOMO_PREFIX):
-        path = Path(spec.removeprefix(LOCOMO_PREFIX))
-        if not path.exists():
-            raise ConfigError(f"{option} {spec}: {path}: no such file or folder")
-        return load_locomo_extraction(path, list(conversations) or None)
-    if conversations:
-        raise ConfigError(f"--conversation applies to {LOCOMO_PREFIX}PATH only")
-    if spec in BUNDLED and not Path(spec).exists():
-        return load_ground_truth(Path(__file__).parents[1] / "extraction" / "data" / f"{spec}.json")
-    prefix, colon, _ = spec.partition(":")
-    if colon and prefix.isidentifier() and not Path(spec).exists():
-        raise ConfigError(
-            f"{option} {spec}: unknown format {prefix!r} "
-            f"(use a recallbench.extraction/v1 file or {LOCOMO_PREFIX}PATH)"
-        )
-    return load_ground_truth(Path(spec))
-
-
 def _output(path: Path) -> ExtractionOutput:
     from recallbench.extraction import load_output
 
@@ -440,80 +369,3 @@ def write_files(files: dict[Path, str], out_dir: Path) -> None:
         atomic_write_texts(files)
     except OSError as error:
         raise written("--out", out_dir, error) from None
-
-
-def _render(report: ExtractionReport, console: Console) -> None:
-    from rich.markup import escape
-    from rich.table import Table
-
-    from recallbench.extraction._report import (
-        GROUPS,
-        interval,
-        level_label,
-        number,
-        resampling_note,
-    )
-
-    truth, output = report.ground_truth, report.output
-    console.print(
-        f"[bold]{escape(output.system)}[/bold] on [bold]{escape(truth.name)}[/bold]: "
-        f"{truth.documents} documents, {truth.graph_cases} graph cases. "
-        "Macro = mean over documents (seeds), the headline; micro pools the counts.",
-        highlight=False,
-    )
-    if report.results:
-        console.print(escape(resampling_note(report.results[0])), highlight=False)
-    for scores in report.results:
-        level = level_label(scores)
-        table = Table(title=f"rule: {scores.rule}", title_justify="left", title_style="bold")
-        table.add_column("measure")
-        table.add_column("n", justify="right")
-        table.add_column("macro", justify="right")
-        table.add_column(f"{level} interval")
-        table.add_column("micro", justify="right")
-        table.add_column(f"{level} interval")
-        for heading, names in GROUPS:
-            for index, name in enumerate(names):
-                a = scores.aggregate(name)
-                if index == 0 and heading and table.row_count:
-                    table.add_section()
-                table.add_row(
-                    name,
-                    str(a.units),
-                    number(a.macro),
-                    interval(a.macro_interval),
-                    number(a.micro),
-                    interval(a.micro_interval),
-                )
-        console.print(table)
-        if scores.gameable is not None:
-            console.print(
-                f"  [bold]gameable[/bold] ({escape(scores.gameable)}): kept to compare with "
-                "published numbers; do not rank systems by it",
-                highlight=False,
-            )
-        for name, why in report.undefined.get(scores.rule, {}).items():
-            console.print(f"  – {name}: {escape(why)}", highlight=False)
-        if scores.missing_documents:
-            console.print(
-                f"  {len(scores.missing_documents)} documents missing from the output "
-                f"(scored as nothing extracted): {', '.join(scores.missing_documents[:3])}...",
-                highlight=False,
-            )
-    _render_changes(report, console)
-
-
-def _render_changes(report: ExtractionReport, console: Console) -> None:
-    from rich.markup import escape
-
-    from recallbench.extraction._report import loader_changes
-
-    if report.ground_truth.loader is None:
-        return
-    changes = loader_changes(report)
-    console.print(f"loader changes: {len(changes)}", highlight=False)
-    for change in changes[:SHOWN_CHANGES]:
-        line = f"{change.get('subject')}: {change.get('action')}, {change.get('reason')}"
-        console.print("  " + escape(line), highlight=False)
-    if len(changes) > SHOWN_CHANGES:
-        console.print(f"  ... (all {len(changes)} in extraction.json)", highlight=False)

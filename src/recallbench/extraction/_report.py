@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from pydantic import JsonValue
 
@@ -18,7 +18,12 @@ from recallbench.extraction._formats import ExtractionGroundTruth, ExtractionOut
 from recallbench.extraction._measures import MEASURES, ExtractionScores, unannotated
 from recallbench.report._escape import md_text
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
 REPORT_FORMAT: Final = "recallbench.extraction-report/v1"
+SHOWN_CHANGES: Final = 5
+"""Loader changes listed in the terminal (all of them are in extraction.json)."""
 
 GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("events", ("event_precision", "event_recall", "event_f1")),
@@ -253,3 +258,93 @@ def ground_truth_info(truth: ExtractionGroundTruth) -> GroundTruthInfo:
         graph_cases=len(truth.graph),
         loader=loader if isinstance(loader, dict) else None,
     )
+
+
+def extractor_note(output: ExtractionOutput) -> str | None:
+    """One line naming an LLM extractor's model, prompt version and failures (None for
+    another system): the scores mean nothing without them."""
+    meta = output.metadata
+    prompt = meta.get("prompt")
+    if meta.get("extractor") != "llm" or not isinstance(prompt, dict):
+        return None
+    reasons = meta.get("failed_by_reason")
+    why = ", ".join(f"{n} {r}" for r, n in reasons.items()) if isinstance(reasons, dict) else ""
+    note = (
+        f"Extractor: LLM {meta.get('model')} ({meta.get('provider')}), prompt "
+        f"{prompt.get('task')} v{prompt.get('version')}; {meta.get('failed')} of "
+        f"{meta.get('asked')} documents failed{f' ({why})' if why else ''} and count as "
+        "nothing extracted."
+    )
+    if meta.get("unreliable") is True:
+        note += f" Unreliable: more than max_failure_rate {meta.get('max_failure_rate')}."
+    return note
+
+
+def render_terminal(report: ExtractionReport, console: Console) -> None:
+    """The report in the terminal: a table per rule, what is gameable or undefined, and
+    the loader's changes."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    truth, output = report.ground_truth, report.output
+    console.print(
+        f"[bold]{escape(output.system)}[/bold] on [bold]{escape(truth.name)}[/bold]: "
+        f"{truth.documents} documents, {truth.graph_cases} graph cases. "
+        "Macro = mean over documents (seeds), the headline; micro pools the counts.",
+        highlight=False,
+    )
+    if report.results:
+        console.print(escape(resampling_note(report.results[0])), highlight=False)
+    for scores in report.results:
+        level = level_label(scores)
+        table = Table(title=f"rule: {scores.rule}", title_justify="left", title_style="bold")
+        table.add_column("measure")
+        table.add_column("n", justify="right")
+        table.add_column("macro", justify="right")
+        table.add_column(f"{level} interval")
+        table.add_column("micro", justify="right")
+        table.add_column(f"{level} interval")
+        for heading, names in GROUPS:
+            for index, name in enumerate(names):
+                a = scores.aggregate(name)
+                if index == 0 and heading and table.row_count:
+                    table.add_section()
+                table.add_row(
+                    name,
+                    str(a.units),
+                    number(a.macro),
+                    interval(a.macro_interval),
+                    number(a.micro),
+                    interval(a.micro_interval),
+                )
+        console.print(table)
+        if scores.gameable is not None:
+            console.print(
+                f"  [bold]gameable[/bold] ({escape(scores.gameable)}): kept to compare with "
+                "published numbers; do not rank systems by it",
+                highlight=False,
+            )
+        for name, why in report.undefined.get(scores.rule, {}).items():
+            console.print(f"  – {name}: {escape(why)}", highlight=False)
+        if scores.missing_documents:
+            console.print(
+                f"  {len(scores.missing_documents)} documents missing from the output "
+                f"(scored as nothing extracted): {', '.join(scores.missing_documents[:3])}...",
+                highlight=False,
+            )
+    render_changes(report, console)
+
+
+def render_changes(report: ExtractionReport, console: Console) -> None:
+    """The ground truth loader's changes, the first few of them."""
+    from rich.markup import escape
+
+    if report.ground_truth.loader is None:
+        return
+    changes = loader_changes(report)
+    console.print(f"loader changes: {len(changes)}", highlight=False)
+    for change in changes[:SHOWN_CHANGES]:
+        line = f"{change.get('subject')}: {change.get('action')}, {change.get('reason')}"
+        console.print("  " + escape(line), highlight=False)
+    if len(changes) > SHOWN_CHANGES:
+        console.print(f"  ... (all {len(changes)} in extraction.json)", highlight=False)
