@@ -34,7 +34,8 @@ from recallbench.online._feedback import (
     result_ids,
     scroll_past,
 )
-from recallbench.online._proxy import VALIDATE_TOOL, query_path, read_ids
+from recallbench.online._hits import query_path
+from recallbench.online._proxy_sessions import VALIDATE_TOOL, read_ids
 from recallbench.online._upstream import profile_launch
 from recallbench.store import open_store
 from recallbench.systems._mcp import wait_for_listener
@@ -309,7 +310,7 @@ def test_an_http_upstream_a_text_only_server_and_a_bare_command(tmp_path: Path) 
     """A profile file whose server speaks Streamable HTTP and answers with one text block
     per hit (tests/example_mcp_server.py): hits are identified by their text. Then the same
     server started by a bare command (forward only): the answers equal the direct ones."""
-    from recallbench.online._proxy import text_id
+    from recallbench.online._hits import text_id
 
     example = [sys.executable, str(Path(__file__).parent / "example_mcp_server.py")]
     profile = tmp_path / "notes.toml"
@@ -351,7 +352,8 @@ def test_logging_failures_never_fail_a_call(installed_servers: Path, tmp_path: P
 
     import mcp_types as types
 
-    from recallbench.online._proxy import Proxy, Watch
+    from recallbench.online._proxy import Proxy
+    from recallbench.online._proxy_sessions import Watch
     from recallbench.online._upstream import Upstream
 
     class Broken:

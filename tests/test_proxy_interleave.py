@@ -15,10 +15,12 @@ from typing import Any
 import anyio
 import pytest
 
-from recallbench.online._proxy import OUTCOME_TOOL, VALIDATE_TOOL, Proxy, Watch, text_id
-from recallbench.online._shadow import (
+from recallbench.online._hits import text_id
+from recallbench.online._proxy import Proxy
+from recallbench.online._proxy_sessions import OUTCOME_TOOL, VALIDATE_TOOL, Watch
+from recallbench.online._shadow import Shadow
+from recallbench.online._shadow_interleave import (
     NotInterleaved,
-    Shadow,
     as_primary_hit,
     interleave_answer,
     interleave_ids,

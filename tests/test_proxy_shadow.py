@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from recallbench.online._proxy import text_id
-from recallbench.online._shadow import (
-    Shadow,
+from recallbench.online._hits import text_id
+from recallbench.online._shadow import Shadow
+from recallbench.online._shadow_calls import (
     bindings,
     mirrored_reader,
     sampled,
@@ -296,7 +296,7 @@ def test_writes_and_searches_are_mapped_through_the_profiles() -> None:
 def test_the_candidate_s_hits_are_named_by_the_mirrored_ids() -> None:
     """agentrecall's proxy view names hits by its row ids; mirrored writes carry the
     primary's ids at metadata.doc_id, which the shadow reads instead."""
-    from recallbench.online._proxy import hits_of
+    from recallbench.online._hits import hits_of
 
     recall = load_profile(shipped_profiles()["agentrecall"])
     memory = load_profile(shipped_profiles()["server-memory"])

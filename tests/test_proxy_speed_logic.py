@@ -10,8 +10,8 @@ import threading
 
 import pytest
 
-from recallbench.online import _proxy
-from recallbench.online._proxy import Observer
+from recallbench.online import _log_thread
+from recallbench.online._log_thread import Observer
 from recallbench.online._stdio import LineReader, LineWriter, _WriteProtocol
 
 
@@ -61,7 +61,7 @@ def test_a_failing_job_is_a_warning_and_the_next_runs(capsys: pytest.CaptureFixt
 
 
 def test_the_queue_bound_is_documented_as_a_constant() -> None:
-    assert _proxy.OBSERVE_QUEUE >= 1_000
+    assert _log_thread.OBSERVE_QUEUE >= 1_000
 
 
 def test_pipe_lines_are_read_and_written_whole() -> None:

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from recallbench.online._proxy import text_id
-from recallbench.online._relay import NO_ID, id_key, response_id
+from recallbench.online._hits import text_id
+from recallbench.online._wire import NO_ID, id_key, response_id
 from recallbench.store import open_store
 
 GUARD = 60.0
@@ -338,8 +338,8 @@ def test_the_candidate_s_line_client_lists_calls_and_sees_the_server_exit(
     from mcp.shared.exceptions import MCPError
     from mcp_types import CONNECTION_CLOSED
 
-    from recallbench.online._relay import NICE, LineClient
     from recallbench.online._upstream import profile_launch
+    from recallbench.online._wire import NICE, LineClient
     from recallbench.systems._profile import load_profile
 
     async def scenario() -> tuple[list[str], dict[str, Any], int, bool]:

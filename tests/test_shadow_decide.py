@@ -320,7 +320,7 @@ def test_a_stored_test_is_decided_on_its_stored_pairs(db_url: str) -> None:
 def test_the_sampling_check_counts_distinct_query_texts_from_the_store(db_url: str) -> None:
     """The proxy mirrors a search when the hash of its text falls in the sample; each text
     is searched three times (repeats all in or all out): distinct texts match the plan."""
-    from recallbench.online._shadow import sampled
+    from recallbench.online._shadow_calls import sampled
     from recallbench.store import QueryLogEntry
 
     texts = [f"where is note {i}" for i in range(400)]

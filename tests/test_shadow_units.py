@@ -14,7 +14,7 @@ import pytest
 
 from recallbench.core import ConfigError
 from recallbench.core._query_key import query_key, words
-from recallbench.online._shadow import sampled
+from recallbench.online._shadow_calls import sampled
 from recallbench.online._shadow_decide import GraduationRule, decide
 from recallbench.online._shadow_score import score_pairs
 from recallbench.online._shadow_units import observations

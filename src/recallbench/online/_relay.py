@@ -22,9 +22,9 @@ What is parsed and acted on:
   again, compact as the servers send it).
 * ``tools/call`` of the proxy's own tools is answered here and never forwarded. Any other
   ``tools/call`` is forwarded at once; when its answer has been written to the agent, the
-  request (tool, arguments, start time) and the raw answer go to the proxy's logging
-  thread (:class:`~recallbench.online._proxy.Observer`), which parses it, logs the search
-  and the feedback, and hands the call to the shadow (on the event loop, in order).
+  raw answer goes to the session logic above (:class:`RelayCalls`: the proxy's logging
+  thread parses it, logs the search and the feedback, and hands the call to the shadow,
+  :mod:`recallbench.online._relayed`).
 * Every request the agent sends gets an answer: the server's, or a ``REQUEST_TIMEOUT``
   error after ``call_timeout`` (the server then gets ``notifications/cancelled`` and its
   late answer is dropped), or a ``CONNECTION_CLOSED`` error when the server exits, with
@@ -40,155 +40,76 @@ What is parsed and acted on:
 The relay serves stdio agents in front of stdio servers when the proxy's standard input
 and output are pipes or sockets; interleaving (which rewrites search answers), a Streamable
 HTTP side, or a terminal go through the SDK (:mod:`recallbench.online._serve`).
+
+The relay is the wire layer: it knows lines, ids and timeouts, and what a call means is
+asked of :class:`RelayCalls`; it imports no session logic, and no shadowing.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
-import os
-import re
-import sys
-import threading
-import time
-import uuid
-from contextlib import AsyncExitStack, suppress
+from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
 from recallbench.core import SystemUnderTestError
-from recallbench.online._proxy import OUTCOME_TOOL, VALIDATE_TOOL, ProxySession, warn
-from recallbench.online._stdio import LIMIT
+from recallbench.online._wire import (
+    CONNECTION_CLOSED,
+    NO_ID,
+    PARSE_ERROR,
+    REQUEST_TIMEOUT,
+    RelayUpstream,
+    error_line,
+    id_key,
+    json_line,
+    response_id,
+    warn,
+)
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
-    from recallbench.online._proxy import Proxy
-    from recallbench.online._upstream import Launch
-
-PARSE_ERROR = -32700
-CONNECTION_CLOSED = -32000
-REQUEST_TIMEOUT = -32001
-"""JSON-RPC codes, as ``mcp_types`` names them (not imported: the relay starts lean)."""
 OWN_ID = "recallbench-proxy:"
 """Prefix of the ids of the proxy's own requests to the server (strings: agents count)."""
-STOP_GRACE = 2.0
-"""Seconds the server gets to end after its input closes, before it is terminated."""
-
-NO_ID = object()
-_RESPONSE_HEAD = re.compile(
-    rb'\s*\{\s*"jsonrpc"\s*:\s*"2\.0"\s*,\s*"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*,'
-    rb'\s*"(?:result|error)"\s*:'
-)
-"""A response whose first keys are ``jsonrpc`` and ``id`` (the Python SDK's order)."""
-_RESPONSE_START = re.compile(rb'\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"(?:result|error)"\s*:')
-"""A response whose first key (after ``jsonrpc``) is ``result`` or ``error`` (the TypeScript
-SDK's order); its id is then the last key."""
-_ID_LAST = re.compile(rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*\}\s*$')
-"""The top-level object's last key is ``id``: a nested ``"id"`` would be followed by more
-than one closing brace, and a string cannot hold an unescaped quote."""
-_PEEK = 256
 
 
-def response_id(line: bytes) -> Any:
-    """The id of a JSON-RPC response line from the first and last bytes, without parsing
-    the answer; :data:`NO_ID` when the line is not recognisably a response (then it is parsed
-    whole)."""
-    head = _RESPONSE_HEAD.match(line[:_PEEK])
-    if head is not None:
-        return json.loads(head.group(1))
-    if _RESPONSE_START.match(line[:_PEEK]) is not None:
-        tail = _ID_LAST.search(line[-_PEEK:])
-        if tail is not None:
-            return json.loads(tail.group(1))
-    return NO_ID
+class RelayCalls(Protocol):
+    """What the relay asks of the session logic above it about the agent's tool calls.
+    :meth:`started` gives a token of a forwarded call, which comes back once, to
+    :meth:`answered` or :meth:`failed`."""
 
+    @property
+    def own_tools(self) -> Sequence[Mapping[str, Any]]:
+        """The proxy's own tools, as ``tools/list`` entries: appended to the last page of
+        the server's list, and answered by :meth:`answer_own` (never forwarded)."""
+        ...
 
-def id_key(ident: Any) -> Any:
-    """A dict key for a JSON-RPC id: ``1`` and ``"1"`` are different requests."""
-    if type(ident) is int:
-        return ident
-    if type(ident) is str:
-        return ("s", ident)
-    return ("j", json.dumps(ident, sort_keys=True))
+    def answer_own(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The result of a call of one of :attr:`own_tools`."""
+        ...
 
+    def started(self, name: str, arguments: dict[str, Any]) -> Any:
+        """The agent calls the server's tool ``name``: the call's token."""
+        ...
 
-def _dump(message: dict[str, Any]) -> bytes:
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    def answered(self, call: Any, line: bytes) -> None:
+        """The server's answer to ``call`` (its JSON-RPC line) has gone to the agent."""
+        ...
 
+    def failed(self, call: Any, code: int | None, message: str) -> None:
+        """``call`` got no answer from the server. ``code`` and ``message``: the JSON-RPC
+        error the agent got instead (a timeout, the server's exit); ``code`` None when the
+        agent cancelled the call or it never reached the server (nothing to record)."""
+        ...
 
-def error_line(ident: Any, code: int, message: str) -> bytes:
-    return _dump({"jsonrpc": "2.0", "id": ident, "error": {"code": code, "message": message}})
-
-
-class RelayUpstream:
-    """The upstream server's process, reached as JSON-RPC lines on its standard input and
-    output (its standard error is the proxy's). Offers what the serving code reads of
-    :class:`~recallbench.online._upstream.Upstream`: ``launch``, ``lost``, ``pid`` and
-    ``initialized`` (None: the agent's own handshake passes through)."""
-
-    def __init__(self, launch: Launch, process: asyncio.subprocess.Process) -> None:
-        self.launch = launch
-        self.process = process
-        self.lost = anyio.Event()
-        """Set when the server's output ended (it exited): the proxy stops."""
-        self.initialized: Any = None
-        self.pid: int | None = None
-        """Only for a Streamable HTTP server (a stdio server ends when its input closes)."""
-
-    @classmethod
-    async def start(cls, launch: Launch, stack: AsyncExitStack, nice: int = 0) -> RelayUpstream:
-        """Start the server; it is stopped when ``stack`` closes. SystemUnderTestError when
-        it cannot be started. ``nice``: added to its CPU niceness (see :data:`NICE`)."""
-        try:
-            process = await asyncio.create_subprocess_exec(
-                *launch.command,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=sys.stderr,
-                env={**os.environ, **launch.env},
-                cwd=str(launch.cwd) if launch.cwd else None,
-                limit=LIMIT,
-            )
-        except OSError as error:
-            raise SystemUnderTestError(f"{launch.name}: server failed to start: {error}") from None
-        if nice:  # at once: what the process starts later (its threads, children) inherits it
-            with suppress(OSError):
-                os.setpriority(
-                    os.PRIO_PROCESS, process.pid, os.getpriority(os.PRIO_PROCESS, 0) + nice
-                )
-        upstream = cls(launch, process)
-        stack.push_async_callback(upstream.stop)
-        return upstream
-
-    async def stop(self) -> None:
-        """Close the server's input (a stdio server ends), terminate it if it lingers."""
-        from recallbench.systems._launch import stop_process
-
-        process = self.process
-        if process.stdin is not None:
-            with suppress(OSError):
-                process.stdin.close()
-        if process.returncode is None:
-            try:
-                await asyncio.wait_for(process.wait(), STOP_GRACE)
-            except TimeoutError:
-                await stop_process(process)
-
-
-@dataclass(slots=True)
-class _Call:
-    """A forwarded ``tools/call``: what the logging thread needs once it is answered."""
-
-    name: str
-    arguments: dict[str, Any]
-    started: float
-    clock: float
-    query_id: str
-    session: ProxySession
+    def check_names(self, names: list[str]) -> None:
+        """The server's tool names, listed once the agent's handshake is done
+        (SystemUnderTestError, which ends the proxy, when they do not serve)."""
+        ...
 
 
 @dataclass(slots=True)
@@ -198,21 +119,23 @@ class _Waiting:
     ident: Any
     method: str
     timer: asyncio.TimerHandle | None
-    call: _Call | None = None
+    call: Any = None
+    """For a forwarded ``tools/call``: its token (:meth:`RelayCalls.started`)."""
 
 
 class Relay:
     """Relays one agent (``reader``, ``writer``: the proxy's standard input and output) to
-    ``upstream`` for ``proxy`` (its logging, feedback, shadow and own tools)."""
+    ``upstream``; what the agent's tool calls mean is for ``calls`` (the proxy's logging,
+    feedback, shadow and own tools)."""
 
     def __init__(
         self,
-        proxy: Proxy,
+        calls: RelayCalls,
         upstream: RelayUpstream,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
     ) -> None:
-        self.proxy = proxy
+        self.calls = calls
         self.upstream = upstream
         self.reader = reader
         self.writer = writer
@@ -229,10 +152,7 @@ class Relay:
         """Set while no request of the agent waits for the server."""
         self._settled.set()
         self._loop = asyncio.get_running_loop()
-        self._thread = threading.get_ident()
-        own = [VALIDATE_TOOL] if proxy.validate_tool else []
-        own += [OUTCOME_TOOL] if proxy.outcome_tool else []
-        self._own_tools = frozenset(own)
+        self._own_tools = frozenset(str(tool["name"]) for tool in calls.own_tools)
 
     async def run(self) -> None:
         """Relay until the agent closes its side and every request it sent is answered
@@ -292,24 +212,12 @@ class Relay:
             if name in self._own_tools:
                 self._answer_own(ident, str(name), arguments)
                 return
-            proxy = self.proxy
-            call = _Call(
-                str(name),
-                arguments,
-                time.perf_counter(),
-                time.monotonic(),
-                uuid.uuid4().hex,  # the search's id in query_log and shadow_runs alike
-                proxy.session_of(None),
-            )
-            if proxy.shadow is not None:
-                proxy.shadow.calls_started()
-            elif proxy.absent is not None:
-                proxy.absent.count(call.name)
+            call = self.calls.started(str(name), arguments)
         if self.upstream.lost.is_set():  # the proxy is stopping: no server to ask
             closed = f"recallbench proxy: {self.upstream.launch.name} closed the connection"
             self.writer.write(error_line(ident, CONNECTION_CLOSED, closed + " (it exited)"))
-            if call is not None and self.proxy.shadow is not None:
-                self.proxy.shadow.calls_ended()
+            if call is not None:  # never sent to the server
+                self.calls.failed(call, None, closed)
             return
         try:
             key = id_key(ident)
@@ -339,16 +247,9 @@ class Relay:
             await self.writer.drain()
 
     def _answer_own(self, ident: Any, name: str, arguments: dict[str, Any]) -> None:
-        """One of the proxy's own tools, answered here (as the SDK path does, on the loop:
-        a validation first waits for the searches it may refer to be logged)."""
-        proxy = self.proxy
-        session = proxy.session_of(None)
-        if name == VALIDATE_TOOL:
-            proxy.observer.wait()
-            result = proxy._validate(session, arguments)
-        else:
-            result = proxy._outcome(session, arguments)
-        self.writer.write(_dump({"jsonrpc": "2.0", "id": ident, "result": result}))
+        """One of the proxy's own tools, answered here (as the SDK path does, on the loop)."""
+        result = self.calls.answer_own(name, arguments)
+        self.writer.write(json_line({"jsonrpc": "2.0", "id": ident, "result": result}))
 
     # --- the server's side ---------------------------------------------------------------
 
@@ -399,8 +300,8 @@ class Relay:
             if waiting.method == "tools/list" and self._own_tools:
                 line = self._with_own_tools(line)
             write(line)
-            if waiting.call is not None:
-                self._answered(waiting.call, line)
+            if waiting.call is not None:  # once the answer has gone to the agent
+                self.calls.answered(waiting.call, line)
             if not self.waiting:
                 self._settled.set()
             await self._drain()
@@ -408,81 +309,12 @@ class Relay:
 
     def _with_own_tools(self, line: bytes) -> bytes:
         """The last page of ``tools/list`` with the proxy's own tools appended."""
-        from recallbench.online._proxy import OUTCOME_SCHEMA, VALIDATE_SCHEMA
-
         message = json.loads(line)
         result = message.get("result")
         if not isinstance(result, dict) or result.get("nextCursor"):
             return line
-        own = [VALIDATE_SCHEMA] if VALIDATE_TOOL in self._own_tools else []
-        own += [OUTCOME_SCHEMA] if OUTCOME_TOOL in self._own_tools else []
-        result["tools"] = [*(result.get("tools") or []), *own]
-        return _dump(message)
-
-    def _answered(self, call: _Call, line: bytes) -> None:
-        """After the answer went to the agent: the logging thread parses and logs it."""
-        latency_ms = (time.perf_counter() - call.started) * 1000
-        proxy = self.proxy
-        if proxy.shadow is not None:
-            proxy.shadow.calls_ended()
-        if proxy.watch.search_tool is not None or proxy.shadow is not None:
-            proxy.observer.submit(functools.partial(self._observe, call, line, latency_ms))
-
-    def _observe(self, call: _Call, line: bytes, latency_ms: float) -> None:
-        """In the logging thread: log the answered call, then hand it to the shadow."""
-        message = json.loads(line)
-        result, error = message.get("result"), message.get("error")
-        proxy = self.proxy
-        if isinstance(result, dict) and proxy.watch.search_tool is not None:
-            proxy._observe_safely(
-                call.session,
-                call.name,
-                call.arguments,
-                result,
-                call.clock,
-                latency_ms,
-                call.query_id,
-            )
-        if proxy.shadow is not None:
-            failure = None
-            if not isinstance(result, dict):
-                error = error if isinstance(error, dict) else {}
-                failure = _error(error.get("code", 0), str(error.get("message", "")))
-            answer = result if isinstance(result, dict) else None
-            self._shadow_later(call, answer, latency_ms, failure)
-
-    def _shadow_later(
-        self,
-        call: _Call,
-        answer: dict[str, Any] | None,
-        latency_ms: float,
-        error: BaseException | None,
-    ) -> None:
-        """Hand an answered (or failed) call to the shadow on the event loop (its queue is
-        the loop's); dropped (counted) once the loop has stopped."""
-        shadow = self.proxy.shadow
-        if shadow is None:
-            return
-        if shadow.closed:  # the proxy is stopping (its loop blocked): counted before it says
-            shadow.missed(call.name, call.arguments)
-            return
-        observe = functools.partial(
-            shadow.observe,
-            call.name,
-            call.arguments,
-            answer,
-            latency_ms,
-            call.query_id,
-            error,
-            call.session.id,
-        )
-        if threading.get_ident() == self._thread:
-            observe()
-            return
-        try:
-            self._loop.call_soon_threadsafe(observe)
-        except RuntimeError:  # the loop is closed: the proxy has stopped
-            shadow.missed(call.name, call.arguments)
+        result["tools"] = [*(result.get("tools") or []), *self.calls.own_tools]
+        return json_line(message)
 
     def _timeout(self, method: str) -> float:
         """Seconds the server has to answer: ``initialize`` waits for the server to start
@@ -510,7 +342,7 @@ class Relay:
         self.writer.write(error_line(waiting.ident, REQUEST_TIMEOUT, message))
         cancel = {"requestId": waiting.ident, "reason": "timeout"}
         self._to_server(
-            _dump({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})
+            json_line({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})
         )
         self._failed(waiting, REQUEST_TIMEOUT, message)
 
@@ -523,12 +355,8 @@ class Relay:
             self._failed(waiting, None, "cancelled by the client")
 
     def _failed(self, waiting: _Waiting, code: int | None, message: str) -> None:
-        call = waiting.call
-        if call is not None and self.proxy.shadow is not None:
-            self.proxy.shadow.calls_ended()
-            if code is not None:
-                latency_ms = (time.perf_counter() - call.started) * 1000
-                self._shadow_later(call, None, latency_ms, _error(code, message))
+        if waiting.call is not None:
+            self.calls.failed(waiting.call, code, message)
         if not self.waiting:
             self._settled.set()
 
@@ -564,7 +392,7 @@ class Relay:
         future: asyncio.Future[dict[str, Any]] = self._loop.create_future()
         self._own[ident] = future
         message = {"jsonrpc": "2.0", "id": ident, "method": method, "params": params}
-        self._to_server(_dump(message))
+        self._to_server(json_line(message))
         await self._drain()
         launch = self.upstream.launch
         try:
@@ -596,158 +424,4 @@ class Relay:
             if self.upstream.lost.is_set():
                 return  # the serving code says the server exited
             raise
-        self.proxy.check_names(names)
-
-
-def _error(code: int, message: str) -> BaseException:
-    """The exception the SDK path would have seen for a failed call (the shadow stores its
-    description: ``timeout`` for a timeout)."""
-    from mcp.shared.exceptions import MCPError
-
-    return MCPError(code, message)
-
-
-NICE = 10
-"""Niceness added to a shadow candidate that nobody waits for (not when interleaving): on a
-machine busy with the agent's calls the scheduler serves the agent's server and the proxy
-first, and the candidate's searches take the time left (issue 20: the candidate's CPU,
-competing for two cores with the agent, its server and the proxy, was most of what
-mirroring every search added)."""
-CLIENT_INFO = {"name": "mcp", "version": "0.1.0"}
-"""How the proxy introduces itself to a candidate (the SDK client's default, as before)."""
-
-
-class LineClient:
-    """The shadow's candidate over stdio, as JSON-RPC lines: what :class:`~recallbench.
-    online._shadow.Shadow` asks of :class:`~recallbench.online._upstream.Upstream`
-    (``lost``, :meth:`tool_names`, :meth:`call_tool`) without the SDK's session, whose
-    task hops and parsing ran on the proxy's event loop while the agent's next call was in
-    flight (issue 20). Errors are the SDK path's: the server's JSON-RPC errors, a
-    ``REQUEST_TIMEOUT`` after ``call_timeout``, ``CONNECTION_CLOSED`` when it exits (then
-    ``lost`` is set). The server's own requests get the SDK client's answers (``ping``: an
-    empty result; others: method not found); its notifications are ignored."""
-
-    def __init__(self, upstream: RelayUpstream) -> None:
-        self.upstream = upstream
-        self.launch = upstream.launch
-        self.lost = upstream.lost
-        self._waiting: dict[Any, asyncio.Future[dict[str, Any]]] = {}
-        self._count = 0
-        self._reader: asyncio.Task[None] | None = None
-
-    @classmethod
-    async def connect(cls, launch: Launch, stack: AsyncExitStack, nice: int = 0) -> LineClient:
-        """Start the server (``nice``: see :data:`NICE`) and perform the handshake; stopped
-        when ``stack`` closes. SystemUnderTestError when it cannot start (as the SDK path
-        says it)."""
-        from mcp_types import LATEST_PROTOCOL_VERSION
-
-        client = cls(await RelayUpstream.start(launch, stack, nice))
-        client._reader = asyncio.ensure_future(client._read())
-        stack.callback(client._reader.cancel)
-        params = {
-            "protocolVersion": LATEST_PROTOCOL_VERSION,
-            "capabilities": {},
-            "clientInfo": CLIENT_INFO,
-        }
-        try:
-            await client.request("initialize", params, launch.startup_timeout)
-        except Exception as error:
-            if getattr(error, "code", None) == REQUEST_TIMEOUT:
-                raise SystemUnderTestError(
-                    f"{launch.name}: server did not start within {launch.startup_timeout:g} s"
-                ) from None
-            raise SystemUnderTestError(f"{launch.name}: server failed to start: {error}") from None
-        client._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        return client
-
-    async def call_tool(self, name: str, arguments: Any) -> dict[str, Any]:
-        """``tools/call``: the result as the JSON object the server sent."""
-        return await self.request("tools/call", {"name": name, "arguments": arguments})
-
-    async def tool_names(self) -> list[str]:
-        """The names of all the server's tools (every page)."""
-        return [str(tool.get("name")) for tool in await self.tools()]
-
-    async def tools(self) -> list[dict[str, Any]]:
-        """All the server's tools as it listed them (every page)."""
-        tools: list[dict[str, Any]] = []
-        cursor: Any = None
-        while True:
-            page = await self.request("tools/list", {"cursor": cursor} if cursor else {})
-            tools += [tool for tool in page.get("tools") or [] if isinstance(tool, dict)]
-            cursor = page.get("nextCursor")
-            if not cursor:
-                return tools
-
-    async def request(
-        self, method: str, params: dict[str, Any], timeout: float | None = None
-    ) -> dict[str, Any]:
-        """Send a request; its result. ``MCPError`` for the server's error, a timeout or a
-        closed connection (the messages of :meth:`Upstream.request`)."""
-        from mcp.shared.exceptions import MCPError
-
-        name = self.launch.name
-        if self.lost.is_set():
-            raise MCPError(CONNECTION_CLOSED, f"recallbench proxy: {name} closed the connection")
-        self._count += 1
-        ident = self._count
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._waiting[ident] = future
-        self._send({"jsonrpc": "2.0", "id": ident, "method": method, "params": params})
-        timeout = self.launch.call_timeout if timeout is None else timeout
-        try:
-            answer = await asyncio.wait_for(future, timeout)
-        except TimeoutError:
-            cancel = {"requestId": ident, "reason": "timeout"}
-            self._send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})
-            message = (
-                f"recallbench proxy: {name} did not answer {method} within {timeout:g} s "
-                f"({self.launch.call_timeout_from})"
-            )
-            raise MCPError(REQUEST_TIMEOUT, message) from None
-        finally:
-            self._waiting.pop(ident, None)
-        result = answer.get("result")
-        if isinstance(result, dict):
-            return result
-        error = answer.get("error")
-        error = error if isinstance(error, dict) else {}
-        raise MCPError(int(error.get("code", 0)), str(error.get("message", "")), error.get("data"))
-
-    def _send(self, message: dict[str, Any]) -> None:
-        stdin = self.upstream.process.stdin
-        if stdin is not None and not stdin.is_closing():
-            stdin.write(_dump(message))
-
-    async def _read(self) -> None:
-        stdout = self.upstream.process.stdout
-        assert stdout is not None
-        while line := await stdout.readline():
-            try:
-                message = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(message, dict):
-                continue
-            ident, method = message.get("id"), message.get("method")
-            if method is None:
-                future = self._waiting.get(ident) if type(ident) is int else None
-                if future is not None and not future.done():
-                    future.set_result(message)
-            elif ident is not None:  # the server's own request
-                if method == "ping":
-                    self._send({"jsonrpc": "2.0", "id": ident, "result": {}})
-                else:
-                    unknown = {"code": -32601, "message": "Method not found"}
-                    self._send({"jsonrpc": "2.0", "id": ident, "error": unknown})
-        self._gone()
-
-    def _gone(self) -> None:
-        from mcp.shared.exceptions import MCPError
-
-        self.lost.set()
-        message = f"recallbench proxy: {self.launch.name} closed the connection (it exited)"
-        for future in self._waiting.values():
-            if not future.done():
-                future.set_exception(MCPError(CONNECTION_CLOSED, message))
+        self.calls.check_names(names)

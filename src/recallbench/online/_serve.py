@@ -49,8 +49,10 @@ import anyio
 
 from recallbench.core import ConfigError, RecallbenchError, SystemUnderTestError
 from recallbench.online._guard import Guard, new_token
-from recallbench.online._proxy import Proxy, Watch, warn
-from recallbench.online._relay import NICE, LineClient, Relay, RelayUpstream
+from recallbench.online._proxy import Proxy
+from recallbench.online._proxy_sessions import Watch
+from recallbench.online._relay import Relay
+from recallbench.online._relayed import RelayedCalls
 from recallbench.online._shadow import Shadow
 from recallbench.online._shadow_absent import SHADOW_START, AbsentShadow
 from recallbench.online._stdio import loop_stdio, pipes
@@ -61,6 +63,7 @@ from recallbench.online._upstream import (
     command_launch,
     profile_launch,
 )
+from recallbench.online._wire import NICE, LineClient, RelayUpstream, warn
 from recallbench.systems._profile import Profile
 
 SIGNAL_GRACE = 1.0
@@ -375,7 +378,7 @@ async def _serve_relay(proxy: Proxy, upstream: RelayUpstream) -> None:
         async with loop_stdio() as streams:
             assert streams is not None  # pipes(): the relay was chosen for them
             reader, writer = streams
-            await Relay(proxy, upstream, reader.stream, writer.writer).run()
+            await Relay(RelayedCalls(proxy), upstream, reader.stream, writer.writer).run()
 
     await _until_stopped(serve, proxy, upstream)
 
