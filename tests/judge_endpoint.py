@@ -147,7 +147,7 @@ def lookup_grader(grades: Mapping[tuple[str, str], int], every: int = 5) -> Grad
 
 def dataset_grades(dataset: Dataset) -> dict[tuple[str, str], int]:
     """(query text, memory text as the judge sees it) -> people's grade."""
-    from recallbench.judges._calibrate import human_pairs, judge_inputs
+    from recallbench.judges._calibrate_pairs import human_pairs, judge_inputs
 
     pairs = human_pairs(dataset).pairs
     inputs = judge_inputs(dataset, pairs)

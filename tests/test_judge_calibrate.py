@@ -27,18 +27,12 @@ from recallbench.core import ConfigError, Dataset, Run
 from recallbench.core._dataset import Document, LabelSource, Query
 from recallbench.core._run import Hit, QueryResult, RunSpec
 from recallbench.datasets import DEFAULT_DATASET, load_dataset
-from recallbench.judges._calibrate import (
-    COVERAGE_AT_10,
-    FORMAT,
-    MIN_HUMAN_SAMPLE,
-    Calibration,
-    HumanPairs,
-    JudgeInfo,
-    calibrate,
-    human_pairs,
-    judge_dataset,
-)
+from recallbench.judges._calibrate import calibrate
+from recallbench.judges._calibrate_model import FORMAT, Calibration, JudgeInfo
+from recallbench.judges._calibrate_pairs import HumanPairs, human_pairs
+from recallbench.judges._calibrate_ppi import COVERAGE_AT_10, MIN_HUMAN_SAMPLE
 from recallbench.judges._calibrate_render import render_calibration, render_calibration_markdown
+from recallbench.judges._calibrate_scores import judge_dataset
 from recallbench.judges._judgment import NEUTRAL, Judgment
 from recallbench.judges._task_kinds import Relevance
 from recallbench.measures import parse_measure

@@ -22,17 +22,13 @@ from recallbench.core import ConfigError
 from recallbench.core._files import atomic_write_texts
 from recallbench.datasets import load_dataset
 from recallbench.gates import load_config
-from recallbench.judges._calibrate import (
-    LEVEL,
-    MIN_HUMAN_SAMPLE,
-    RESAMPLES,
-    JudgeInfo,
-    human_pairs,
-    judge_inputs,
-)
+from recallbench.judges._calibrate import LEVEL, RESAMPLES
 from recallbench.judges._calibrate import (
     calibrate as calibrate_judge,
 )
+from recallbench.judges._calibrate_model import JudgeInfo
+from recallbench.judges._calibrate_pairs import human_pairs, judge_inputs
+from recallbench.judges._calibrate_ppi import MIN_HUMAN_SAMPLE
 from recallbench.judges._calibrate_render import calibration_files, render_calibration
 from recallbench.judges._setup import (
     JudgeSetup,

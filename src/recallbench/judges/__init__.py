@@ -36,7 +36,9 @@ if TYPE_CHECKING:
         JudgeCacheMissError,
         cache_key,
     )
-    from recallbench.judges._calibrate import Calibration, calibrate, human_pairs
+    from recallbench.judges._calibrate import calibrate
+    from recallbench.judges._calibrate_model import Calibration
+    from recallbench.judges._calibrate_pairs import human_pairs
     from recallbench.judges._config import JudgeConfig, judge_config
     from recallbench.judges._fill import Filled, Pool, PoolItem, fill_unjudged, unjudged_pool
     from recallbench.judges._judgment import NEUTRAL, JudgeStats, Judgment
@@ -142,6 +144,8 @@ __getattr__ = lazy_exports(
         "_agreement",
         "_cache",
         "_calibrate",
+        "_calibrate_model",
+        "_calibrate_pairs",
         "_fill",
         "_setup",
         "_summary",

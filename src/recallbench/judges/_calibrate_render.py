@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from recallbench.judges._agreement import GRADES
-from recallbench.judges._calibrate import Calibration, Coverage, Estimate, Ranking
+from recallbench.judges._calibrate_model import Calibration, Coverage, Estimate, Ranking
 
 if TYPE_CHECKING:
     from rich.console import Console
