@@ -17,7 +17,7 @@ from interleaving_bias import padded
 from numpy.typing import NDArray
 
 from recallbench.core._query_key import query_key
-from recallbench.online._shadow_decide import DEFAULT_GUARDRAILS
+from recallbench.online._shadow_rule import DEFAULT_GUARDRAILS
 from recallbench.online._shadow_score import PairScore
 from recallbench.stats._bounded_cs import BoundedCsSettings, bounded_cs_path
 from recallbench.stats._interleaving import Interleaving, team_draft, team_draft_common_depth

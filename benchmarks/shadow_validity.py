@@ -88,12 +88,8 @@ from _shadow_streams import (
     unequal_pairs,
 )
 
-from recallbench.online._shadow_decide import (
-    DEFAULT_GUARDRAILS,
-    DEFAULT_MIN_QUERIES,
-    GraduationRule,
-    decide,
-)
+from recallbench.online._shadow_decide import decide
+from recallbench.online._shadow_rule import DEFAULT_GUARDRAILS, DEFAULT_MIN_QUERIES, GraduationRule
 from recallbench.online._shadow_score import paired_differences, score_pairs
 from recallbench.online._shadow_units import observations
 from recallbench.stats._bounded_cs import BoundedCsSettings, bounded_decisions

@@ -11,13 +11,8 @@ import numpy as np
 import pytest
 
 from recallbench.core import ConfigError
-from recallbench.online._shadow_decide import (
-    GraduationRule,
-    Margin,
-    decide,
-    decide_test,
-    parse_guardrail,
-)
+from recallbench.online._shadow_decide import decide, decide_test
+from recallbench.online._shadow_rule import GraduationRule, Margin, parse_guardrail
 from recallbench.online._shadow_score import score_pairs
 from recallbench.store import FeedbackEvent, open_store
 

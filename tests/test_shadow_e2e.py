@@ -99,7 +99,7 @@ def test_a_shadowed_session_yields_pairs_and_a_graduation(
     installed_servers: Path, tmp_path: Path
 ) -> None:
     from recallbench.cli._shadow import shadow
-    from recallbench.online._shadow_decide import GraduationRule, parse_guardrail
+    from recallbench.online._shadow_rule import GraduationRule, parse_guardrail
 
     url = f"sqlite:///{tmp_path / 'telemetry.db'}"
     rule = GraduationRule(

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from recallbench.online._shadow_decide import GraduationRule, decide, decide_test
+from recallbench.online._shadow_decide import decide, decide_test
+from recallbench.online._shadow_rule import GraduationRule
 from recallbench.online._shadow_score import score_pairs
 from recallbench.store import FeedbackEvent, open_store
 from test_shadow_e2e import agent, proxy

@@ -15,7 +15,8 @@ import pytest
 from recallbench.core import ConfigError
 from recallbench.core._query_key import query_key, words
 from recallbench.online._shadow_calls import sampled
-from recallbench.online._shadow_decide import GraduationRule, decide
+from recallbench.online._shadow_decide import decide
+from recallbench.online._shadow_rule import GraduationRule
 from recallbench.online._shadow_score import score_pairs
 from recallbench.online._shadow_units import observations
 from recallbench.store import FeedbackEvent
@@ -125,7 +126,7 @@ def test_the_decision_warns_where_the_options_failed_the_validity_suite() -> Non
     assert any("share a session" in warning for warning in by_query.warnings)
     by_session = decide(GraduationRule(measure="rr", min_queries=30), rows, scores)
     assert by_session.warnings == ()
-    from recallbench.online._shadow_decide import _warnings
+    from recallbench.online._shadow_warnings import validity_warnings as _warnings
 
     msprt = GraduationRule(measure="hit@1", method="msprt", unit="session")
     skewed = [0.95] * 3 + [-0.05] * 57  # the validity suite's skewed null

@@ -26,7 +26,8 @@ import pytest
 from scipy import stats
 
 from recallbench.core import ConfigError
-from recallbench.online._shadow_decide import GraduationRule, decide
+from recallbench.online._shadow_decide import decide
+from recallbench.online._shadow_rule import GraduationRule
 from recallbench.online._shadow_score import score_pairs
 from recallbench.online._shadow_units import observations
 
