@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from recallbench.cli._shadow import flags, shadow
+from recallbench.cli._flags import flags
+from recallbench.cli._shadow import shadow
 from recallbench.store import FeedbackEvent, open_store
 from test_shadow_decide import stream
 

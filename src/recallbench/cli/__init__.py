@@ -31,7 +31,7 @@ COMMANDS = {
     "qa": ("recallbench.cli._qa", "qa"),
     "proxy": ("recallbench.cli._proxy", "proxy"),
     "shadow": ("recallbench.cli._shadow", "shadow"),
-    "flags": ("recallbench.cli._shadow", "flags"),
+    "flags": ("recallbench.cli._flags", "flags"),
     "serve": ("recallbench.cli._serve", "serve"),
     "datasets": ("recallbench.cli._datasets", "datasets"),
     "systems": ("recallbench.cli._systems", "systems"),

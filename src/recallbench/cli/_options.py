@@ -72,6 +72,16 @@ workspace_option = click.option(
     "--workspace", default="default", show_default=True, help="The store's workspace."
 )
 
+format_option = click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="A table for people or JSON for programs.",
+)
+"""``--format table|json`` into ``output_format``."""
+
 store_options = [
     store_option,
     click.option("--no-store", is_flag=True, help="Do not record the run in the history store."),

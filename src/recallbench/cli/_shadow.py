@@ -1,35 +1,34 @@
 """`recallbench shadow`: shadow tests on live traffic (start, status, stop, graduate,
-rollback, history), and `recallbench flags`: feature flags with a percentage rollout.
+rollback, history).
 
 A shadow test names the control and treatment profiles that ``recallbench proxy --profile
 CONTROL --shadow TREATMENT`` pairs, and fixes its graduation rule when it starts
-(:mod:`recallbench.online._shadow_decide`); ``status`` evaluates the rule on the pairs
+(:mod:`recallbench.online._shadow_rule`); ``status`` evaluates the rule on the pairs
 stored since, ``graduate`` records the decision and rolls the treatment out to 100% of the
 flag named after the test.
+
+The tests' life in the store is :mod:`recallbench.online._shadow_tests`, their status and
+its JSON :mod:`recallbench.online._shadow_status`, the tables
+:mod:`recallbench.render._shadow`. Feature flags: `recallbench flags`
+(:mod:`recallbench.cli._flags`).
 """
 
 from __future__ import annotations
 
 import getpass
 import json
-import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, cast
 
 import click
 
 from recallbench.cli._errors import reports_errors
-from recallbench.cli._options import store_option, workspace_option
+from recallbench.cli._options import format_option, store_option, workspace_option
 from recallbench.cli._run import make_console
 from recallbench.cli._types import FiniteFloat
-from recallbench.core._errors import ConfigError
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
-    from recallbench.online._sessions import VariantOutcomes
-    from recallbench.online._shadow_decide import Decision
-    from recallbench.store import FeatureFlag, ShadowTest, Store
+    from recallbench.online._shadow_tests import Ending
 
 EXIT_REFUSED = 1
 """``graduate`` / ``rollback`` when the rule does not say so (and no ``--force``)."""
@@ -38,14 +37,6 @@ actor_option = click.option(
     "--actor",
     default=None,
     help="Who takes the decision (default: the login name).",
-)
-format_option = click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["table", "json"]),
-    default="table",
-    show_default=True,
-    help="A table for people or JSON for programs.",
 )
 
 
@@ -224,19 +215,12 @@ def start(
     actor: str | None,
 ) -> None:
     """Start the shadow test NAME with its graduation rule, fixed from now on."""
-    from recallbench.online._shadow_decide import GraduationRule, Margin, Method, parse_guardrail
-    from recallbench.online._shadow_profiles import resolve_profiles
+    from recallbench.online._shadow_rule import GraduationRule, Method
+    from recallbench.online._shadow_tests import guardrail_margins, primary_measure, start_test
     from recallbench.store import open_store
 
-    rule_defaults = GraduationRule()
-    guards: dict[str, Margin] = {} if no_default_guardrails else dict(rule_defaults.guardrails)
-    for spec in guardrail_specs:
-        guard, margin = parse_guardrail(spec)
-        guards[guard] = margin
-    if measure is None:
-        measure = "interleaving" if interleaved else "ndcg@10"
     rule = GraduationRule(
-        measure=measure.strip().lower(),
+        measure=primary_measure(measure, interleaved),
         interleaved=interleaved,
         unit="session" if unit == "session" else "query",
         method=cast("Method", method),
@@ -246,29 +230,15 @@ def start(
         tau=tau,
         effect=effect,
         beta=beta,
-        guardrails=guards,
+        guardrails=guardrail_margins(guardrail_specs, defaults=not no_default_guardrails),
         sample_percent=sample_percent,
         settle_seconds=settle_seconds,
         flag=flag_name,
     )
-    data = rule.to_dict()
     with open_store(store_url, workspace) as store:
-        sides = resolve_profiles(
-            {"--control": control, "--treatment": treatment}, store.shadow_profiles
-        )
-        test = store.start_shadow_test(
-            name,
-            sides["--control"],
-            sides["--treatment"],
-            rule.measure,
-            data,
-            data["guardrails"],
-            alpha=rule.alpha,
-            actor=_actor(actor),
-        )
-    console = make_console()
-    guards_text = ", ".join(f"{g} {m.describe()}" for g, m in guards.items()) or "none"
-    console.print(
+        test = start_test(store, name, control, treatment, rule, actor=_actor(actor))
+    guards_text = ", ".join(f"{g} {m.describe()}" for g, m in rule.guardrails.items()) or "none"
+    make_console().print(
         f"started shadow test {test.name}: {test.control} (control) vs {test.treatment} "
         f"(treatment) on {rule.measure}, {rule.method} alpha {rule.alpha:g}, at least "
         f"{rule.min_queries} measured {rule.unit} units ("
@@ -297,32 +267,25 @@ def status(name: str | None, output_format: str, store_url: str | None, workspac
     """What the rule of test NAME (or of every test) decides on the pairs stored so far,
     with the evidence: pairs, paired mean difference, always-valid interval and p-value,
     guardrails, sample-ratio checks, and session outcomes per system when recorded."""
-    from recallbench.online._shadow_decide import decide_test
+    from recallbench.online._shadow_status import shadow_statuses
     from recallbench.store import open_store
 
     with open_store(store_url, workspace) as store:
-        tests = [_test(store, name)] if name else store.shadow_tests()
-        found = [(test, decide_test(store, test), _outcomes(store, test)) for test in tests]
+        found = shadow_statuses(store, name)
     if output_format == "json":
-        payload = [
-            {
-                **_test_json(test),
-                "now": decision.to_dict(),
-                "sessions": [_plain(_asdict(group)) for group in groups],
-            }
-            for test, decision, groups in found
-        ]
+        payload = [found_status.to_dict() for found_status in found]
         click.echo(json.dumps(payload[0] if name else payload, indent=2, allow_nan=False))
         return
     console = make_console()
     if not found:
         console.print("no shadow tests in this workspace", highlight=False, markup=False)
         return
+    from recallbench.render._shadow import render_overview, render_status
+
     if name is None:
-        _overview(console, found)
+        render_overview(console, found)
         return
-    test, decision, groups = found[0]
-    _details(console, test, decision, groups)
+    render_status(console, found[0])
 
 
 @shadow.command()
@@ -334,13 +297,11 @@ def status(name: str | None, output_format: str, store_url: str | None, workspac
 def stop(name: str, store_url: str | None, workspace: str, actor: str | None) -> None:
     """Stop the shadow test NAME (its pairs after now no longer count), recording the
     evidence as it stands."""
-    from recallbench.online._shadow_decide import decide_test
+    from recallbench.online._shadow_tests import stop_test
     from recallbench.store import open_store
 
     with open_store(store_url, workspace) as store:
-        test = _test(store, name)
-        decision = decide_test(store, test)
-        store.log_shadow_decision(name, "stop", decision.to_dict(), actor=_actor(actor))
+        decision = stop_test(store, name, actor=_actor(actor))
     make_console().print(
         f"stopped shadow test {name} after {decision.pairs} pairs "
         f"(the rule said {decision.decision}: {decision.reason})",
@@ -384,36 +345,30 @@ def rollback(
 
 def _end(
     name: str,
-    verdict: Literal["graduate", "rollback"],
+    verdict: Ending,
     force: bool,
     store_url: str | None,
     workspace: str,
     actor: str | None,
 ) -> None:
-    from recallbench.online._shadow_decide import decide_test
+    from recallbench.online._shadow_tests import end_test
     from recallbench.store import open_store
 
     console = make_console()
     with open_store(store_url, workspace) as store:
-        test = _test(store, name)
-        decision = decide_test(store, test)
-        if decision.decision != verdict and not force:
-            console.print(
-                f"not {verdict}d: the rule of {name} says {decision.decision} "
-                f"({decision.reason}); --force to {verdict} anyway",
-                highlight=False,
-                markup=False,
-                soft_wrap=True,
-            )
-            raise SystemExit(EXIT_REFUSED)
-        evidence = {**decision.to_dict(), "forced": decision.decision != verdict}
-        store.log_shadow_decision(name, verdict, evidence, actor=_actor(actor))
-        variant = test.treatment if verdict == "graduate" else test.control
-        flag = _flag_of(test)
-        store.set_flag(flag, variant, 100, fallback=test.control)
-    forced = " (forced)" if evidence["forced"] else ""
+        ended = end_test(store, name, verdict, force=force, actor=_actor(actor))
+    if not ended.taken:
+        console.print(
+            f"not {verdict}d: the rule of {name} says {ended.decision.decision} "
+            f"({ended.decision.reason}); --force to {verdict} anyway",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+        raise SystemExit(EXIT_REFUSED)
+    forced = " (forced)" if ended.forced else ""
     console.print(
-        f"{verdict}d{forced} shadow test {name}: flag {flag} = {variant} for 100%",
+        f"{verdict}d{forced} shadow test {name}: flag {ended.flag} = {ended.variant} for 100%",
         highlight=False,
         markup=False,
         soft_wrap=True,
@@ -433,381 +388,10 @@ def history(name: str, output_format: str, store_url: str | None, workspace: str
     with open_store(store_url, workspace) as store:
         decisions = store.shadow_decisions(name)
     if output_format == "json":
-        rows = [
-            {
-                "at": d.at.isoformat(),
-                "decision": d.decision,
-                "actor": d.actor,
-                "evidence": d.evidence,
-            }
-            for d in decisions
-        ]
-        click.echo(json.dumps(rows, indent=2))
+        from recallbench.online._shadow_status import decision_json
+
+        click.echo(json.dumps([decision_json(d) for d in decisions], indent=2))
         return
-    from rich.table import Table
+    from recallbench.render._shadow import render_decisions
 
-    table = Table(title=f"shadow test {name}: decisions")
-    for column in ("at", "decision", "actor", "pairs", "n", "mean", "p", "why"):
-        table.add_column(column)
-    for d in decisions:
-        e = d.evidence
-        forced = " (forced)" if e.get("forced") else ""
-        table.add_row(
-            d.at.strftime("%Y-%m-%d %H:%M:%S"),
-            d.decision + forced,
-            d.actor or "",
-            _num(e.get("pairs")),
-            _num(e.get("n")),
-            _num(e.get("mean")),
-            _num(e.get("pvalue")),
-            str(e.get("reason", "rule fixed" if d.decision == "start" else "")),
-        )
-    make_console().print(table)
-
-
-# ---------------------------------------------------------------- flags
-
-
-@click.group()
-def flags() -> None:
-    """Feature flags per workspace: which memory profile a session gets, by a deterministic
-    hash of its id and a percentage rollout."""
-
-
-@flags.command(
-    "set",
-    epilog="""\b
-Examples:
-  recallbench flags set memory hybrid --percent 10 --fallback lexical
-  recallbench flags set memory hybrid --percent 100
-""",
-)
-@click.argument("name")
-@click.argument("variant")
-@click.option(
-    "--percent",
-    type=FiniteFloat(0, 100),
-    required=True,
-    help="Share of the units (sessions, users) that get VARIANT, 0-100.",
-)
-@click.option("--fallback", default=None, help="What the other units get (default: off).")
-@store_option
-@workspace_option
-@reports_errors
-def set_flag(
-    name: str,
-    variant: str,
-    percent: float,
-    fallback: str | None,
-    store_url: str | None,
-    workspace: str,
-) -> None:
-    """Set flag NAME: PERCENT of the units get VARIANT. The earlier states stay as its
-    history."""
-    from recallbench.store import open_store
-
-    with open_store(store_url, workspace) as store:
-        flag = store.set_flag(name, variant, percent, fallback=fallback)
-    make_console().print(
-        f"flag {flag.name} = {flag.variant} for {flag.percent:g}%"
-        + (f", {flag.fallback} otherwise" if flag.fallback else ", off otherwise"),
-        highlight=False,
-        markup=False,
-    )
-
-
-@flags.command("list")
-@click.option("--history", "history_of", metavar="NAME", help="Every state of flag NAME.")
-@format_option
-@store_option
-@workspace_option
-@reports_errors
-def list_flags(
-    history_of: str | None, output_format: str, store_url: str | None, workspace: str
-) -> None:
-    """The flags of the workspace as they are now (or the history of one)."""
-    from recallbench.store import open_store
-
-    with open_store(store_url, workspace) as store:
-        found = store.flag_history(history_of) if history_of else store.flags()
-    if output_format == "json":
-        click.echo(json.dumps([_flag_json(flag) for flag in found], indent=2))
-        return
-    console = make_console()
-    if not found:
-        console.print("no feature flags", highlight=False, markup=False)
-        return
-    from rich.table import Table
-
-    table = Table()
-    for column in ("flag", "variant", "percent", "otherwise", "updated"):
-        table.add_column(column)
-    for flag in found:
-        table.add_row(
-            flag.name,
-            flag.variant,
-            f"{flag.percent:g}%",
-            flag.fallback or "off",
-            flag.updated_at.strftime("%Y-%m-%d %H:%M:%S"),
-        )
-    console.print(table)
-
-
-# ---------------------------------------------------------------- helpers
-
-
-def _test(store: Store, name: str) -> ShadowTest:
-    test = store.shadow_test(name)
-    if test is None:
-        raise ConfigError(f"no shadow test named {name!r} in workspace {store.workspace!r}")
-    return test
-
-
-def _flag_of(test: ShadowTest) -> str:
-    """The feature flag a test rolls out: its rule's ``flag``, else its name."""
-    flag = test.rule.get("flag")
-    return flag if isinstance(flag, str) and flag else test.name
-
-
-def _outcomes(store: Store, test: ShadowTest) -> list[VariantOutcomes]:
-    """Session outcomes per system over the test's window, when any were recorded: a
-    session's system is the variant the flag named after the test gave it when it started,
-    else the control (in shadow mode the agent sees the control's answers), or
-    ``interleaved`` when its searches were shown interleaved."""
-    from recallbench.online._sessions import outcomes_by_variant, session_summaries
-    from recallbench.online._shadow_score import pairs_of
-    from recallbench.telemetry._flags import variant_at
-
-    summaries = session_summaries(store, since=test.started_at, until=test.stopped_at)
-    if not any(s.outcome is not None or s.success is not None for s in summaries):
-        return []
-    flag = _flag_of(test)
-    history = store.flag_history(flag)
-    interleaved = {
-        row["session_id"] for row in pairs_of(store, test) if row.get("interleaved") is not None
-    }
-
-    def variant_of(summary: Any) -> str:
-        if history:
-            return variant_at(history, flag, summary.session_id, summary.started_at, test.control)
-        return "interleaved" if summary.session_id in interleaved else test.control
-
-    return outcomes_by_variant(summaries, variant_of)
-
-
-def _overview(console: Console, found: list[tuple[ShadowTest, Decision, Any]]) -> None:
-    from rich.table import Table
-
-    table = Table(title="shadow tests")
-    for column in (
-        "test",
-        "status",
-        "control",
-        "treatment",
-        "measure",
-        "pairs",
-        "n",
-        "mean",
-        "interval",
-        "p",
-        "rule says",
-    ):
-        table.add_column(column)
-    for test, decision, _ in found:
-        table.add_row(
-            test.name,
-            test.status,
-            test.control,
-            test.treatment,
-            test.measure,
-            str(decision.pairs),
-            str(decision.n),
-            _num(decision.mean),
-            _interval(decision.interval),
-            _num(decision.pvalue),
-            decision.decision,
-        )
-    console.print(table)
-
-
-def _details(
-    console: Console, test: ShadowTest, decision: Decision, groups: list[VariantOutcomes]
-) -> None:
-    from rich.table import Table
-
-    window = test.started_at.strftime("%Y-%m-%d %H:%M")
-    console.print(
-        f"shadow test {test.name} ({test.status}, since {window}): {test.control} (control) "
-        f"vs {test.treatment} (treatment)",
-        highlight=False,
-        markup=False,
-        soft_wrap=True,
-    )
-    primary = Table(title=f"primary: {decision.measure} ({decision.method})")
-    for column in (
-        "pairs",
-        "measured",
-        f"{decision.unit} units",
-        "repeats left out",
-        "n used",
-        "estimate",
-        "always-valid CI",
-        "p",
-        "llr",
-        "test",
-    ):
-        primary.add_column(column)
-    primary.add_row(
-        str(decision.pairs),
-        str(decision.measured),
-        str(decision.units),
-        str(decision.repeats),
-        str(decision.n),
-        _num(decision.estimate),
-        _interval(decision.interval),
-        _num(decision.pvalue),
-        _num(decision.llr),
-        decision.sequential,
-    )
-    console.print(primary)
-    console.print(f"assumes: {decision.assumption}", highlight=False, markup=False)
-    for warning in decision.warnings:
-        console.print(f"warning: {warning}", style="yellow", highlight=False, markup=False)
-    if decision.not_interleaved:
-        console.print(
-            f"{decision.not_interleaved} pairs with reads were shown without interleaving: "
-            "no click measure reads them (the agent saw the control's list only)",
-            highlight=False,
-            markup=False,
-        )
-    secondary = Table(title="paired measures (treatment - control)")
-    for column in ("measure", "pairs", "mean diff"):
-        secondary.add_column(column)
-    for measure, value in decision.secondary.items():
-        secondary.add_row(measure, str(value.n), _num(value.mean))
-    console.print(secondary)
-    if decision.interleaving is not None:
-        il = decision.interleaving
-        console.print(
-            f"interleaving: {il['wins']} wins, {il['ties']} ties, {il['losses']} losses; "
-            f"sign test p {_num(il['sign_test_p'])}, preference {_num(il['preference'])}"
-            + (
-                f"; lists of unequal length in {il['unequal_lengths']:.0%} of the pairs "
-                "(credited to the depth both reach)"
-                if il.get("unequal_lengths")
-                else ""
-            ),
-            highlight=False,
-            markup=False,
-        )
-    guards = Table(title="guardrails (higher is worse)")
-    for column in ("guardrail", "control", "treatment", "margin", "limit", "holds"):
-        guards.add_column(column)
-    for check in decision.guardrails:
-        holds = {True: "yes", False: "NO", None: "not measured"}[check.passed]
-        guards.add_row(
-            check.name,
-            _num(check.control),
-            _num(check.treatment),
-            check.margin,
-            _num(check.limit),
-            holds,
-        )
-    console.print(guards)
-    for srm in decision.srm:
-        flag = "MISMATCH" if srm.mismatch else "ok"
-        counts = ", ".join(
-            f"{arm} {count}" for arm, count in zip(srm.arms, srm.observed, strict=True)
-        )
-        console.print(
-            f"sample ratio ({srm.name}): {counts}; p {_num(srm.pvalue)} {flag}",
-            highlight=False,
-            markup=False,
-        )
-    if groups:
-        sessions = Table(title="session outcomes per system")
-        for column in (
-            "system",
-            "sessions",
-            "with outcome",
-            "success rate",
-            "mean outcome",
-            "searches",
-            "re-search rate",
-            "golden MRR",
-        ):
-            sessions.add_column(column)
-        for group in groups:
-            sessions.add_row(
-                group.variant,
-                str(group.sessions),
-                str(group.with_outcome),
-                _num(group.success_rate),
-                _num(group.mean_outcome),
-                _num(group.mean_searches),
-                _num(group.mean_re_search_rate),
-                _num(group.mean_mrr),
-            )
-        console.print(sessions)
-    console.print(
-        f"the rule says: {decision.decision} ({decision.reason})",
-        highlight=False,
-        markup=False,
-        soft_wrap=True,
-    )
-
-
-def _test_json(test: ShadowTest) -> dict[str, Any]:
-    return {
-        "name": test.name,
-        "status": test.status,
-        "control": test.control,
-        "treatment": test.treatment,
-        "measure": test.measure,
-        "alpha": test.alpha,
-        "started_at": test.started_at.isoformat(),
-        "stopped_at": None if test.stopped_at is None else test.stopped_at.isoformat(),
-        "rule": test.rule,
-    }
-
-
-def _flag_json(flag: FeatureFlag) -> dict[str, Any]:
-    return {
-        "name": flag.name,
-        "variant": flag.variant,
-        "percent": flag.percent,
-        "fallback": flag.fallback,
-        "updated_at": flag.updated_at.isoformat(),
-    }
-
-
-def _asdict(group: VariantOutcomes) -> dict[str, Any]:
-    from dataclasses import asdict
-
-    return asdict(group)
-
-
-def _plain(data: dict[str, Any]) -> dict[str, Any]:
-    return {
-        k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in data.items()
-    }
-
-
-def _num(value: object) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return str(value)
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return f"{value:.4g}"
-    return str(value)
-
-
-def _interval(interval: tuple[float, float] | None) -> str:
-    if interval is None:
-        return "-"
-    return f"[{_num(interval[0])}, {_num(interval[1])}]"
+    render_decisions(make_console(), name, decisions)

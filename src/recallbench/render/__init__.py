@@ -1,12 +1,13 @@
 """Views of reports, comparisons and leaderboards for people: the self-contained HTML
 pages (report.html, comparison.html, leaderboard.html), Markdown (report.md,
-comparison.md, leaderboard.md), the terminal tables, and the writing of a run's output
-files that need them.
+comparison.md, leaderboard.md), the terminal tables (those of shadow tests and feature
+flags too), and the writing of a run's output files that need them.
 
 The layer's rule: ``render`` sits above the models it shows. It may import
 :mod:`recallbench.report` (the report model, its building and reading),
-:mod:`recallbench.compare` (the comparison model and its statistics) and anything below
-them; nothing in those packages, or below them, imports ``render``. Only the command line
+:mod:`recallbench.compare` (the comparison model and its statistics),
+:mod:`recallbench.online` (shadow tests and their status) and anything below them;
+nothing in those packages, or below them, imports ``render``. Only the command line
 (:mod:`recallbench.cli`) and the dashboard (:mod:`recallbench.serve`) import it. A view
 computes nothing a model needs: what a JSON file holds is made by the model's package.
 """

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from recallbench.core._errors import ConfigError
 
@@ -63,6 +63,17 @@ def variant_at(
     with ``updated_at <= at``; ``default`` before the first)."""
     then = [flag for flag in history if flag.name == name and flag.updated_at <= at]
     return flag_variant(then[-1:], name, unit_id, default)
+
+
+def flag_json(flag: FeatureFlag) -> dict[str, Any]:
+    """A flag's state as JSON (``recallbench flags list --format json``)."""
+    return {
+        "name": flag.name,
+        "variant": flag.variant,
+        "percent": flag.percent,
+        "fallback": flag.fallback,
+        "updated_at": flag.updated_at.isoformat(),
+    }
 
 
 def _last(flags: Iterable[FeatureFlag], name: str) -> FeatureFlag | None:
