@@ -160,6 +160,7 @@ def test_stop_and_rollback(db_url: str) -> None:
     assert "Traceback" not in again.output
     back = invoke(shadow, "rollback", "t", "--force", "--store", db_url)
     assert back.exit_code == 0 and f"flag memory = {CONTROL} for 100%" in back.output
+    assert "rolled back (forced) shadow test t" in " ".join(back.output.split())
     overview = invoke(shadow, "status", "--store", db_url)
     assert "rolled_back" in overview.output
 

@@ -343,6 +343,9 @@ def rollback(
     _end(name, "rollback", force, store_url, workspace, actor)
 
 
+PAST: dict[str, str] = {"graduate": "graduated", "rollback": "rolled back"}
+
+
 def _end(
     name: str,
     verdict: Ending,
@@ -357,9 +360,10 @@ def _end(
     console = make_console()
     with open_store(store_url, workspace) as store:
         ended = end_test(store, name, verdict, force=force, actor=_actor(actor))
+    done = PAST[verdict]
     if not ended.taken:
         console.print(
-            f"not {verdict}d: the rule of {name} says {ended.decision.decision} "
+            f"not {done}: the rule of {name} says {ended.decision.decision} "
             f"({ended.decision.reason}); --force to {verdict} anyway",
             highlight=False,
             markup=False,
@@ -368,7 +372,7 @@ def _end(
         raise SystemExit(EXIT_REFUSED)
     forced = " (forced)" if ended.forced else ""
     console.print(
-        f"{verdict}d{forced} shadow test {name}: flag {ended.flag} = {ended.variant} for 100%",
+        f"{done}{forced} shadow test {name}: flag {ended.flag} = {ended.variant} for 100%",
         highlight=False,
         markup=False,
         soft_wrap=True,
