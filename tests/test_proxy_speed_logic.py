@@ -1,4 +1,4 @@
-"""The proxy's logging off the call path (Observer) and its own stdio pipes: order kept,
+"""The proxy's logging off the call path (LogThread) and its own stdio pipes: order kept,
 a full queue counted, errors kept from the agent, a validation after the searches it names.
 No timing is asserted (benchmarks/proxy_overhead.py measures)."""
 
@@ -11,12 +11,12 @@ import threading
 import pytest
 
 from recallbench.online import _log_thread
-from recallbench.online._log_thread import Observer
+from recallbench.online._log_thread import LogThread
 from recallbench.online._stdio import LineReader, LineWriter, _WriteProtocol
 
 
 def test_jobs_run_in_order_off_the_caller_s_thread() -> None:
-    observer = Observer()
+    observer = LogThread()
     seen: list[tuple[int, str]] = []
     for i in range(200):
         observer.submit(lambda i=i: seen.append((i, threading.current_thread().name)))
@@ -31,7 +31,7 @@ def test_a_full_queue_drops_and_counts_never_blocks(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     gate = threading.Event()
-    observer = Observer(size=2)
+    observer = LogThread(size=2)
     observer.submit(gate.wait)  # the thread holds this one
     while observer._jobs.qsize():  # taken by the thread
         pass
@@ -47,7 +47,7 @@ def test_a_full_queue_drops_and_counts_never_blocks(
 
 
 def test_a_failing_job_is_a_warning_and_the_next_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    observer = Observer()
+    observer = LogThread()
     done: list[str] = []
 
     def fail() -> None:

@@ -14,7 +14,7 @@ OBSERVE_QUEUE = 10_000
 """Calls waiting to be logged, at most; beyond, a call is answered but not logged (counted)."""
 
 
-class Observer:
+class LogThread:
     """Logs calls in a thread of its own, in the order they were answered, so that the
     answer goes back to the agent without waiting for it (parsing the hits, the feedback
     rules, queueing the records: a third of a millisecond per search, more under load).

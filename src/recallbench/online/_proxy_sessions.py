@@ -8,7 +8,7 @@ the session's id) with :class:`recallbench.telemetry.TelemetryLogger`, and the f
 argument where ``[search].arguments`` puts ``{query}``; hits are read as
 :mod:`recallbench.online._hits` reads them. Without a profile (``-- COMMAND``) nothing is
 logged. Logging can never fail a call: its errors go to standard error. It happens in a
-thread of its own (:class:`~recallbench.online._log_thread.Observer`), in the order the
+thread of its own (:class:`~recallbench.online._log_thread.LogThread`), in the order the
 calls were answered, after the answer has gone back.
 
 With ``--shadow``, each answered call is also handed to the shadow, an observer of the
@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from recallbench.core import SystemUnderTestError
 from recallbench.online._feedback import Feedback, Search, SessionFeedback, result_ids
 from recallbench.online._hits import hits_of, is_error, query_path
-from recallbench.online._log_thread import Observer
+from recallbench.online._log_thread import LogThread
 from recallbench.online._wire import warn
 from recallbench.systems._answers import select
 from recallbench.systems._profile import Profile
@@ -177,7 +177,7 @@ class ProxySessions:
         self.workspace = workspace
         """Where session outcomes go (the telemetry's store)."""
         self.sessions: dict[str | None, ProxySession] = {}
-        self.observer = Observer()
+        self.observer = LogThread()
         self.shadow = shadow
         """The candidate of ``--shadow``: its rows are written by the logging thread."""
         if shadow is not None:

@@ -77,12 +77,8 @@ from typing import TYPE_CHECKING, Any, Final
 from recallbench.core._errors import ConfigError
 from recallbench.core._query_key import query_key
 from recallbench.online._shadow_checks import guardrail_results, srm_checks
-from recallbench.online._shadow_decision import Decision as Decision  # re-exported
-from recallbench.online._shadow_decision import GuardrailResult, SrmCheck, Verdict
-from recallbench.online._shadow_rule import GraduationRule as GraduationRule  # re-exported
-from recallbench.online._shadow_rule import Margin as Margin  # re-exported
-from recallbench.online._shadow_rule import Method as Method  # re-exported
-from recallbench.online._shadow_rule import parse_guardrail as parse_guardrail  # re-exported
+from recallbench.online._shadow_decision import Decision, GuardrailResult, SrmCheck, Verdict
+from recallbench.online._shadow_rule import GraduationRule
 from recallbench.online._shadow_score import (
     PairScore,
     guardrails,

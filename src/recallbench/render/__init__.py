@@ -12,10 +12,17 @@ nothing in those packages, or below them, imports ``render``. Only the command l
 computes nothing a model needs: what a JSON file holds is made by the model's package.
 """
 
-from recallbench.render._comparison import render_comparison, render_comparison_markdown
-from recallbench.render._markdown import render_markdown
-from recallbench.render._terminal import render_terminal
-from recallbench.render._write import write_outputs
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from recallbench._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from recallbench.render._comparison import render_comparison, render_comparison_markdown
+    from recallbench.render._markdown import render_markdown
+    from recallbench.render._terminal import render_terminal
+    from recallbench.render._write import write_outputs
 
 __all__ = [
     "render_comparison",
@@ -24,3 +31,6 @@ __all__ = [
     "render_terminal",
     "write_outputs",
 ]
+
+# names are imported on first use (PEP 562): a run's files need no comparison view
+__getattr__ = lazy_exports(__name__, ("_write", "_terminal", "_markdown", "_comparison"), __all__)
