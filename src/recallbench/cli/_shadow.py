@@ -215,8 +215,13 @@ def start(
     actor: str | None,
 ) -> None:
     """Start the shadow test NAME with its graduation rule, fixed from now on."""
-    from recallbench.online._shadow_rule import GraduationRule, Method
-    from recallbench.online._shadow_tests import guardrail_margins, primary_measure, start_test
+    from recallbench.online._shadow_rule import (
+        GraduationRule,
+        Method,
+        guardrail_margins,
+        primary_measure,
+    )
+    from recallbench.online._shadow_tests import start_test
     from recallbench.store import open_store
 
     rule = GraduationRule(

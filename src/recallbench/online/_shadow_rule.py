@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -236,3 +236,23 @@ def _check(ok: bool, name: str, value: object, expected: str) -> None:
 
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def primary_measure(measure: str | None, interleaved: bool) -> str:
+    """The rule's primary measure: ``measure`` as given (trimmed, lower case), else
+    ``interleaving`` when the proxy interleaves and ``ndcg@10`` (from labels) when not."""
+    if measure is None:
+        measure = "interleaving" if interleaved else "ndcg@10"
+    return measure.strip().lower()
+
+
+def guardrail_margins(specs: Iterable[str], defaults: bool = True) -> dict[str, Margin]:
+    """The guardrails of ``NAME:+MARGIN`` specs
+    (:func:`parse_guardrail`), added to the rule's
+    default guardrails (a spec of the same name replaces the default) or, with ``defaults``
+    false, alone."""
+    guards = dict(GraduationRule().guardrails) if defaults else {}
+    for spec in specs:
+        guard, margin = parse_guardrail(spec)
+        guards[guard] = margin
+    return guards

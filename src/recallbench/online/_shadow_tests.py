@@ -12,7 +12,6 @@ and set the test's feature flag (:func:`flag_of`) to the treatment, or the contr
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -20,33 +19,11 @@ from recallbench.core._errors import ConfigError
 
 if TYPE_CHECKING:
     from recallbench.online._shadow_decision import Decision
-    from recallbench.online._shadow_rule import GraduationRule, Margin
+    from recallbench.online._shadow_rule import GraduationRule
     from recallbench.store import ShadowTest, Store
 
 Ending = Literal["graduate", "rollback"]
 """The decisions that end a test and set its flag."""
-
-
-def primary_measure(measure: str | None, interleaved: bool) -> str:
-    """The rule's primary measure: ``measure`` as given (trimmed, lower case), else
-    ``interleaving`` when the proxy interleaves and ``ndcg@10`` (from labels) when not."""
-    if measure is None:
-        measure = "interleaving" if interleaved else "ndcg@10"
-    return measure.strip().lower()
-
-
-def guardrail_margins(specs: Iterable[str], defaults: bool = True) -> dict[str, Margin]:
-    """The guardrails of ``NAME:+MARGIN`` specs
-    (:func:`~recallbench.online._shadow_rule.parse_guardrail`), added to the rule's
-    default guardrails (a spec of the same name replaces the default) or, with ``defaults``
-    false, alone."""
-    from recallbench.online._shadow_rule import GraduationRule, parse_guardrail
-
-    guards = dict(GraduationRule().guardrails) if defaults else {}
-    for spec in specs:
-        guard, margin = parse_guardrail(spec)
-        guards[guard] = margin
-    return guards
 
 
 def start_test(
