@@ -94,7 +94,7 @@ resamples_option = click.option(
     type=click.IntRange(min=10),
     default=1000,
     show_default=True,
-    help="Bootstrap resamples of the documents for the intervals.",
+    help="Bootstrap resamples for the intervals (of conversations for LoCoMo, else of documents).",
 )
 seed_option = click.option(
     "--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap."
@@ -125,9 +125,10 @@ their annotated events and observations), or a bundled corpus by name (meeting-s
 Output: an extractor (baseline, the default: built-in and deterministic; llm;
 python:MODULE:NAME; command:CMD; mcp:PROFILE), or a recallbench.extraction-output/v1
 file (--output: replays a --save-output). Rules need both sides to agree: exact (after
-normalisation), lcs>=T, fuzzy>=T (0-100), embedding>=T (the built-in dense model, opt-in).
-jaccard>=T, containment>=T and fuzzy-set>=T (token_set_ratio) are gameable (a keyword bag,
-the whole document, a first name score full marks): by name only, marked in the report.
+normalisation), lcs>=T, fuzzy>=T (0-100). Gameable, by name only and marked in the report:
+embedding>=T (the built-in dense model; nearly order-blind), jaccard>=T, containment>=T and
+fuzzy-set>=T (token_set_ratio): a keyword bag, the whole document, a first name score full
+marks. Intervals resample conversations (LoCoMo) or documents.
 
 \b
 python:NAME is called with each document as a dict (id, text, title, metadata) and
