@@ -30,8 +30,8 @@ from recallbench.judges._provider import Completion
 from recallbench.store import Store
 from recallbench.store._engine import transaction
 from recallbench.store._rows import chunks
+from recallbench.store._statements import dialect_insert
 from recallbench.store._tables import judge_cache
-from recallbench.store._telemetry_store import _insert
 
 
 def canonical(value: Any) -> str:
@@ -158,7 +158,7 @@ class JudgeCache:
         answer is the one every replay has seen)."""
         row = {"workspace_id": self.store.workspace, **_row(entry)}
         with transaction(self.store._engine, write=True) as connection:
-            statement = _insert(connection, judge_cache).on_conflict_do_nothing(
+            statement = dialect_insert(connection, judge_cache).on_conflict_do_nothing(
                 index_elements=["workspace_id", "cache_key"]
             )
             connection.execute(statement, row)

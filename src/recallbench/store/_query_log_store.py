@@ -1,0 +1,195 @@
+"""The query log, its feedback events and judgments in the store: what the SDK logger and
+the MCP proxy write and ``recallbench harvest`` reads, and the golden mark that keeps a
+logged query from retention.
+
+A mixin of :class:`~recallbench.store.Store` (through ``TelemetryStore``): every read and
+write is confined to the store's workspace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ColumnElement, Connection, Engine, Table, delete, select, update
+
+from recallbench.store._engine import transaction
+from recallbench.store._rows import chunks
+from recallbench.store._statements import dialect_insert, mine
+from recallbench.store._tables import feedback_events, judgments, query_log
+from recallbench.store._telemetry import FeedbackEvent, Judgment, JudgmentSource, QueryLogEntry
+from recallbench.store._telemetry_rows import (
+    feedback_event,
+    feedback_row,
+    judgment,
+    judgment_rows,
+    query_entry,
+    query_row,
+    unique,
+)
+
+BATCH = 5_000
+"""Rows per executemany call: bounds the memory of one statement's parameters."""
+
+
+class QueryLogStore:
+    """Query log, feedback and judgments of one workspace (mixed into ``Store``)."""
+
+    _engine: Engine
+    workspace: str
+
+    def log(
+        self,
+        queries: Sequence[QueryLogEntry] = (),
+        feedback: Sequence[FeedbackEvent] = (),
+        judgments: Sequence[Judgment] = (),
+    ) -> None:
+        """Write telemetry in one transaction: all of it or, on an error, none of it.
+
+        A query whose ``query_id`` is already logged in this workspace is skipped (the SDK
+        may deliver a batch twice); a judgment replaces the stored one with the same query,
+        document and source when it is at least as recent (``created_at``), so the latest
+        grade is kept whatever the order of delivery. Feedback events have no key: each
+        call appends them. A feedback kind, judgment source or grade outside the allowed
+        values is refused by the database (``sqlalchemy.exc.IntegrityError``)."""
+        if not (queries or feedback or judgments):
+            return
+        query_rows = [query_row(entry, self.workspace) for entry in queries]
+        feedback_rows = [feedback_row(event, self.workspace) for event in feedback]
+        judged = judgment_rows(judgments, self.workspace)
+        with transaction(self._engine, write=True) as connection:
+            if query_rows:
+                ignore = dialect_insert(connection, query_log).on_conflict_do_nothing(
+                    index_elements=["workspace_id", "query_id"]
+                )
+                _execute_many(connection, ignore, query_rows)
+            if feedback_rows:
+                _execute_many(connection, feedback_events.insert(), feedback_rows)
+            if judged:
+                _execute_many(connection, _judgment_upsert(connection), judged)
+
+    def query_log(
+        self,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int | None = None,
+    ) -> list[QueryLogEntry]:
+        """Logged queries with ``since <= created_at < until``, oldest first (then in
+        logging order); at most ``limit`` of them. Naive datetimes are taken as UTC."""
+        query = select(query_log).where(query_log.c.workspace_id == self.workspace)
+        if since is not None:
+            query = query.where(query_log.c.created_at >= since)
+        if until is not None:
+            query = query.where(query_log.c.created_at < until)
+        query = query.order_by(query_log.c.created_at, query_log.c.id)
+        if limit is not None:
+            query = query.limit(limit)
+        with transaction(self._engine) as connection:
+            return [query_entry(row) for row in connection.execute(query).mappings()]
+
+    def feedback(
+        self, query_ids: Sequence[str] | None = None, since: datetime | None = None
+    ) -> list[FeedbackEvent]:
+        """Feedback events (of these queries when given; from ``since`` on when given),
+        oldest first, then in logging order."""
+        table = feedback_events
+        where = [table.c.workspace_id == self.workspace]
+        if since is not None:
+            where.append(table.c.created_at >= since)
+        rows = self._select_for(table, where, query_ids, (table.c.created_at, table.c.id))
+        return [feedback_event(row) for row in rows]
+
+    def judgments(
+        self, query_ids: Sequence[str] | None = None, source: str | None = None
+    ) -> list[Judgment]:
+        """Judgments (of these queries when given; from this source when given), ordered
+        by query, document and source."""
+        table = judgments
+        where = [table.c.workspace_id == self.workspace]
+        if source is not None:
+            where.append(table.c.source == source)
+        order = (table.c.query_id, table.c.doc_id, table.c.source)
+        return [judgment(row) for row in self._select_for(table, where, query_ids, order)]
+
+    def delete_judgment(
+        self,
+        query_id: str,
+        doc_id: str,
+        source: JudgmentSource = "manual",
+        annotator: str | None = None,
+    ) -> bool:
+        """Delete the judgment of ``doc_id`` for ``query_id`` from ``source`` (there is at
+        most one), only when ``annotator`` gave it if one is named: an undo must not take
+        back a label someone else wrote since. True when a row was deleted."""
+        table = judgments
+        where = [
+            mine(table, self.workspace),
+            table.c.query_id == query_id,
+            table.c.doc_id == doc_id,
+            table.c.source == source,
+        ]
+        if annotator is not None:
+            where.append(table.c.annotator == annotator)
+        with transaction(self._engine, write=True) as connection:
+            return connection.execute(delete(table).where(*where)).rowcount > 0
+
+    def set_golden(self, query_ids: Sequence[str], category: str | None = None) -> int:
+        """Mark logged queries as golden (kept by :meth:`prune` whatever their age), and set
+        their category when ``category`` is given (None leaves it as it is). Returns how
+        many logged queries matched; ids that were never logged are ignored."""
+        values: dict[str, Any] = {"golden": True}
+        if category is not None:
+            values["category"] = category
+        matched = 0
+        with transaction(self._engine, write=True) as connection:
+            for part in chunks(unique(query_ids)):
+                result = connection.execute(
+                    update(query_log)
+                    .where(mine(query_log, self.workspace), query_log.c.query_id.in_(part))
+                    .values(**values)
+                )
+                matched += result.rowcount
+        return matched
+
+    def _select_for(
+        self,
+        table: Table,
+        where: list[ColumnElement[bool]],
+        query_ids: Sequence[str] | None,
+        order: tuple[ColumnElement[Any], ...],
+    ) -> list[Any]:
+        """Rows matching ``where`` and, when given, one of ``query_ids`` (queried in
+        chunks: bound parameters per statement are limited), sorted by ``order``."""
+        base = select(table).where(*where).order_by(*order)
+        with transaction(self._engine) as connection:
+            if query_ids is None:
+                return list(connection.execute(base).mappings())
+            parts = list(chunks(unique(query_ids)))
+            rows: list[Any] = []
+            for part in parts:
+                rows.extend(connection.execute(base.where(table.c.query_id.in_(part))).mappings())
+        if len(parts) > 1:  # each chunk came sorted; sort them together
+            names = [column.key for column in order]
+            rows.sort(key=lambda row: tuple(row[name] for name in names))
+        return rows
+
+
+def _judgment_upsert(connection: Connection) -> Any:
+    statement = dialect_insert(connection, judgments)
+    new = statement.excluded
+    return statement.on_conflict_do_update(
+        index_elements=["workspace_id", "query_id", "doc_id", "source"],
+        set_={
+            "grade": new.grade,
+            "annotator": new.annotator,
+            "confidence": new.confidence,
+            "created_at": new.created_at,
+        },
+        where=new.created_at >= judgments.c.created_at,
+    )
+
+
+def _execute_many(connection: Connection, statement: Any, rows: list[dict[str, Any]]) -> None:
+    for start in range(0, len(rows), BATCH):
+        connection.execute(statement, rows[start : start + BATCH])

@@ -1,0 +1,95 @@
+"""Shadow runs in the store: the pairs of ranked lists (control and treatment, and what
+was interleaved) the MCP proxy logs for a query, and the profiles they name.
+
+A mixin of :class:`~recallbench.store.Store` (through ``TelemetryStore``): every read and
+write is confined to the store's workspace.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Engine, select
+
+from recallbench.store._engine import transaction
+from recallbench.store._statements import mine
+from recallbench.store._tables import shadow_runs
+from recallbench.store._telemetry_rows import interleaved_json
+
+
+class ShadowRunStore:
+    """Shadow runs of one workspace (mixed into ``Store``)."""
+
+    _engine: Engine
+    workspace: str
+
+    def log_shadow_run(self, run: dict[str, Any]) -> None:
+        """Write one shadow run (``shadow_runs`` columns but the workspace and, when not
+        given, ``created_at``): the ranked lists as JSON arrays of ids.
+
+        Optional keys from m008: ``interleaved``, a sequence of ``(doc_id, team)`` with team
+        ``"control"`` or ``"treatment"`` (what the agent saw when the two lists were
+        team-draft interleaved; ValueError, located, for a malformed pair), ``session_id``,
+        and ``control`` / ``treatment``, the profiles that answered. From m010:
+        ``interleaved_credited``, how many leading items of ``interleaved`` a click
+        credits (the rest were shown from below the depth both lists reach)."""
+        self.log_shadow_runs([run])
+
+    def log_shadow_runs(self, runs: Sequence[Mapping[str, Any]]) -> None:
+        """Write shadow runs as :meth:`log_shadow_run` does, all in one transaction (one
+        commit, one sync to disk: the proxy writes its pairs in batches). Nothing is
+        written when one of them is malformed."""
+        now = datetime.now(UTC)
+        rows = []
+        for run in runs:
+            row = {"created_at": now, **run, "workspace_id": self.workspace}
+            for side in ("control_results", "treatment_results"):
+                row[side] = json.dumps(list(row[side]))
+            if "interleaved" in row:
+                row["interleaved"] = interleaved_json(row["interleaved"])
+            rows.append(row)
+        groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+        for row in rows:  # one executemany per set of columns (a missing key is its default)
+            groups.setdefault(tuple(sorted(row)), []).append(row)
+        if not groups:
+            return
+        with transaction(self._engine, write=True) as connection:
+            for group in groups.values():
+                connection.execute(shadow_runs.insert(), group)
+
+    def shadow_runs(
+        self, since: datetime | None = None, until: datetime | None = None
+    ) -> list[dict[str, Any]]:
+        """This workspace's shadow runs (with ``since <= created_at`` and ``created_at <=
+        until`` when given), oldest first: the ranked lists as tuples of ids,
+        ``interleaved`` as a tuple of ``(doc_id, team)`` or None."""
+        query = select(shadow_runs).where(mine(shadow_runs, self.workspace))
+        if since is not None:
+            query = query.where(shadow_runs.c.created_at >= since)
+        if until is not None:
+            query = query.where(shadow_runs.c.created_at <= until)
+        query = query.order_by(shadow_runs.c.created_at, shadow_runs.c.id)
+        with transaction(self._engine) as connection:
+            rows = [dict(row) for row in connection.execute(query).mappings()]
+        for row in rows:
+            for side in ("control_results", "treatment_results"):
+                row[side] = tuple(json.loads(row[side]))
+            shown = row["interleaved"]
+            row["interleaved"] = (
+                None if shown is None else tuple((doc, team) for doc, team in json.loads(shown))
+            )
+        return rows
+
+    def shadow_profiles(self) -> set[str]:
+        """The profile names this workspace's shadow runs were logged with, either side."""
+        query = (
+            select(shadow_runs.c.control, shadow_runs.c.treatment)
+            .where(mine(shadow_runs, self.workspace))
+            .distinct()
+        )
+        with transaction(self._engine) as connection:
+            rows = connection.execute(query).all()
+        return {name for row in rows for name in row if name is not None}
