@@ -20,8 +20,8 @@ from recallbench.core import ConfigError
 from recallbench.store import open_store
 from recallbench.store._telemetry import FeedbackEvent, Judgment, QueryLogEntry
 from recallbench.telemetry import TelemetryLogger
+from recallbench.telemetry._exit import stop_all
 from recallbench.telemetry._privacy import REDACTED, withheld
-from recallbench.telemetry._writer import stop_all
 
 GUARD = 60.0
 """Seconds after which a test gives up waiting (a hang guard, never a measurement)."""
@@ -134,9 +134,9 @@ def test_a_stopped_postgresql_server_counts_records_as_lost() -> None:
 
 def only_these_writers(monkeypatch: pytest.MonkeyPatch, *loggers: TelemetryLogger) -> None:
     """The exit hook sees these loggers' writers only (not other tests' loggers)."""
-    from recallbench.telemetry import _writer
+    from recallbench.telemetry import _exit
 
-    monkeypatch.setattr(_writer, "_running", {logger._writer for logger in loggers})
+    monkeypatch.setattr(_exit, "_running", {logger._writer for logger in loggers})
 
 
 def test_the_exit_hook_reports_what_it_could_not_write(

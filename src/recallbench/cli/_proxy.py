@@ -199,7 +199,8 @@ def proxy(
     import anyio
 
     from recallbench.core import ConfigError, RecallbenchError
-    from recallbench.online._serve import ProxyOptions, serve
+    from recallbench.online._proxy_options import ProxyOptions
+    from recallbench.online._serve import serve
     from recallbench.telemetry._privacy import TextPolicy
 
     if profile_name is None and not command:

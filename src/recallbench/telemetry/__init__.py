@@ -23,8 +23,9 @@ from __future__ import annotations
 
 from recallbench.telemetry._flags import flag_variant
 from recallbench.telemetry._logger import TelemetryLogger, get_logger
+from recallbench.telemetry._sink import Sink, StoreSink
 from recallbench.telemetry._span import Result, SearchSpan, last_query_id
-from recallbench.telemetry._writer import Sink, StoreSink, TelemetryStats
+from recallbench.telemetry._writer import TelemetryStats
 
 __all__ = [
     "Result",

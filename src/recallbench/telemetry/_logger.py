@@ -28,15 +28,11 @@ from recallbench.store._telemetry import (
     QueryLogEntry,
 )
 from recallbench.store._telemetry_rows import check_session_outcome
+from recallbench.telemetry._exit import RunningWriter, forget_all_after_fork
 from recallbench.telemetry._privacy import TextPolicy
+from recallbench.telemetry._sink import Sink, StoreSink
 from recallbench.telemetry._span import Result, SearchMeta, SearchSpan, wrap_search
-from recallbench.telemetry._writer import (
-    Sink,
-    StoreSink,
-    TelemetryStats,
-    Writer,
-    forget_all_after_fork,
-)
+from recallbench.telemetry._writer import TelemetryStats, Writer
 
 F = TypeVar("F", bound=Callable[..., Any])
 _log = logging.getLogger("recallbench.telemetry")
@@ -382,7 +378,7 @@ class TelemetryLogger:
         # when the logger is garbage collected unclosed, its writer writes what is queued
         # and ends (stop never blocks, so this is safe wherever the collector runs)
         finalizer = weakref.finalize(self, writer.stop)
-        finalizer.atexit = False  # the exit hook in _writer waits for the writers instead
+        finalizer.atexit = False  # the exit hook in _exit waits for the writers instead
         return writer, finalizer
 
     def _after_fork(self) -> None:
@@ -435,7 +431,7 @@ def _as_id(value: object) -> str:
 _live: weakref.WeakSet[TelemetryLogger] = weakref.WeakSet()
 _defaults: dict[tuple[str | None, str], TelemetryLogger] = {}
 _defaults_lock = threading.Lock()
-_forked_writers: list[Writer] = []
+_forked_writers: list[RunningWriter] = []
 """A forked child's copies of the parent's writers: kept alive, so that collecting them
 never closes database connections the parent still uses."""
 

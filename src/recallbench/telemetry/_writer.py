@@ -3,18 +3,16 @@
 Callers only put records on a bounded queue (``put_nowait``; when it is full the record is
 dropped and counted). One daemon thread takes them off in batches: it waits for a first
 record, then collects more until ``batch_size`` records or ``flush_interval`` seconds, groups
-them by kind and hands them to the sink in one ``write`` call. A write that raises is
-counted in ``errors`` and retried once after :data:`RETRY_DELAY`; when the retry fails too,
-its records are written one by one, and only those the sink refuses are dropped and counted.
+them by kind and hands them to the sink (:mod:`recallbench.telemetry._sink`) in one
+``write`` call. A write that raises is counted in ``errors`` and retried once after
+:data:`RETRY_DELAY`; when the retry fails too, its records are written one by one, and only
+those the sink refuses are dropped and counted.
 Nothing the sink does reaches the caller.
 
 A flush puts a marker on the queue: the writer writes what it holds as soon as it reaches
 the marker, so everything queued before it is written (or counted as dropped) when the
-marker is released. On a clean interpreter exit an ``atexit`` hook stops every running
-writer and waits (at most :data:`EXIT_TIMEOUT` seconds in all) until their queues are
-written. SIGTERM, when the program left it at its default, does the same and then ends the
-process with status 128 + 15 (see :func:`flush_on_sigterm`). ``os._exit``, SIGKILL or a
-crash loses what is still queued.
+marker is released. At a clean exit or SIGTERM the running writers are stopped and waited
+for (:mod:`recallbench.telemetry._exit`).
 
 Nothing is lost silently: a record the queue refused is counted in ``dropped`` and
 ``overflowed`` (the first overflow is a warning); one still queued or being written when a
@@ -23,30 +21,23 @@ close or the exit gave up waiting is counted in ``lost`` (and warned about at ex
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import logging
-import os
 import queue
-import signal
-import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, TypeAlias
+from typing import TypeAlias
 
 from recallbench.store._telemetry import FeedbackEvent, Judgment, QueryLogEntry
-
-if TYPE_CHECKING:  # SQLAlchemy is imported in the writer thread, when the store is opened
-    from recallbench.store import Store
+from recallbench.telemetry._exit import ended, started
+from recallbench.telemetry._sink import Sink
 
 Record: TypeAlias = QueryLogEntry | FeedbackEvent | Judgment
 Item: TypeAlias = Record | tuple[Record, ...]
 """What a caller queues: one record, or records that must be kept or dropped together."""
 
-EXIT_TIMEOUT = 10.0
-"""Seconds the exit hook waits, for all writers together, before giving up on the rest."""
 FLUSH_POLL = 0.1
 """Seconds between checks that the writer thread is still alive while a flush waits."""
 ISOLATION_GIVE_UP = 3
@@ -57,20 +48,6 @@ IDLE_POLL = 1.0
 """How often an idle writer looks whether it was stopped without being woken."""
 
 _log = logging.getLogger("recallbench.telemetry")
-
-
-class Sink(Protocol):
-    """Where batches go: a store's ``log``, or anything else (tests, custom backends).
-
-    Called from the writer thread only, once per batch, with the batch's records grouped by
-    kind (in the order they were logged); any group may be empty."""
-
-    def write(
-        self,
-        queries: Sequence[QueryLogEntry],
-        feedback: Sequence[FeedbackEvent],
-        judgments: Sequence[Judgment],
-    ) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,41 +73,6 @@ class TelemetryStats:
     """Records accepted on the queue but neither written nor dropped when a close (or the
     exit) gave up waiting for the writer: the store was unreachable or too slow. The writer
     keeps trying while the process lives; what it still writes leaves this count."""
-
-
-class StoreSink:
-    """Writes batches with ``Store.log``; the store is opened on the first write, in the
-    writer thread (SQLite connections belong to the thread that made them, and opening one
-    costs ~100 ms the caller must not pay). A failed open is retried with the next write."""
-
-    def __init__(self, url: str | None, workspace: str) -> None:
-        self.url = url
-        """The store URL; None for :func:`recallbench.store.default_store_url`."""
-        self.workspace = workspace
-        self._store: Store | None = None
-
-    def write(
-        self,
-        queries: Sequence[QueryLogEntry],
-        feedback: Sequence[FeedbackEvent],
-        judgments: Sequence[Judgment],
-    ) -> None:
-        if self._store is None:
-            from recallbench.store import open_store
-
-            self._store = open_store(self.url, self.workspace)
-        self._store.log(queries=queries, feedback=feedback, judgments=judgments)
-
-    def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
-            self._store = None
-
-    def __repr__(self) -> str:
-        from recallbench.store._engine import display_url  # the password masked
-
-        url = display_url(self.url) if self.url else None
-        return f"StoreSink({url!r}, workspace={self.workspace!r})"
 
 
 class _Flush:
@@ -177,7 +119,7 @@ class Writer:
         self._flushes = 0
         """Flush markers on the queue, not yet reached by the writer."""
         self._thread = threading.Thread(target=self._run, name="recallbench-telemetry", daemon=True)
-        _started(self)
+        started(self)
         self._thread.start()
 
     # --- caller side -------------------------------------------------------------------
@@ -243,7 +185,7 @@ class Writer:
         with self._lock:
             self._gave_up = True
             lost = self._pending()
-        _ended(self)
+        ended(self)
         return lost
 
     def flush(self, timeout: float | None) -> bool:
@@ -301,7 +243,7 @@ class Writer:
                     self._close_sink()
                 except Exception as error:
                     self._warn("recallbench telemetry: closing %r failed: %s", self.sink, error)
-            _ended(self)
+            ended(self)
 
     def _abandon(self) -> None:
         """Count what is left on the queue as dropped and release its flush markers."""
@@ -443,98 +385,3 @@ def _reason(error: BaseException) -> str:
     cause = getattr(error, "orig", None) or error
     first = str(cause).strip().splitlines()[0] if str(cause).strip() else ""
     return f"{type(cause).__name__}: {first}" if first else type(cause).__name__
-
-
-# --- the exit hook -----------------------------------------------------------------------
-
-_running: set[Writer] = set()
-_running_lock = threading.Lock()
-_hooked = False
-
-
-def _started(writer: Writer) -> None:
-    global _hooked
-    with _running_lock:
-        _running.add(writer)
-        first, _hooked = not _hooked, True
-    if first:
-        atexit.register(stop_all)
-    flush_on_sigterm()
-
-
-def _ended(writer: Writer) -> None:
-    with _running_lock:
-        _running.discard(writer)
-
-
-def stop_all(timeout: float = EXIT_TIMEOUT) -> bool:
-    """Stop every running writer and wait for them (``timeout`` seconds in all); the
-    ``atexit`` hook. True if all of them ended in time; the records of those that did not
-    are counted as lost, and said so on standard error (logging may be shut down)."""
-    with _running_lock:
-        writers = list(_running)
-    for writer in writers:
-        writer.stop()
-    deadline = time.monotonic() + timeout
-    late = [w for w in writers if not w.join(max(0.0, deadline - time.monotonic()))]
-    lost = sum(writer.give_up() for writer in late)
-    if lost:
-        print(
-            f"recallbench telemetry: {lost} records lost at exit: the store did not take them "
-            f"within {timeout:g} s",
-            file=sys.stderr,
-            flush=True,
-        )
-    return not late
-
-
-# --- SIGTERM -----------------------------------------------------------------------------
-
-_sigterm_pid: int | None = None
-"""The process that installed the SIGTERM handler (a forked child installs its own)."""
-_terminate = threading.Event()
-
-
-def flush_on_sigterm() -> bool:
-    """Make SIGTERM write the queued telemetry before the process ends, as a clean exit
-    (and SIGINT's KeyboardInterrupt) does; the default handler would end the process at once
-    and lose it. Only when SIGTERM is at its default and this is the main thread: a program
-    that handles SIGTERM itself keeps its handler (and should close its loggers there).
-    The process then ends with status 128 + 15 without running other exit code, as the
-    default action would have ended it. True if the handler is (now) installed."""
-    global _sigterm_pid
-    if _sigterm_pid == os.getpid():
-        return True
-    if threading.current_thread() is not threading.main_thread():
-        return False
-    try:
-        if signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, _on_sigterm):
-            return False  # (ours: inherited by a forked child, which has no terminator)
-        signal.signal(signal.SIGTERM, _on_sigterm)
-    except (ValueError, OSError):  # no signals here (an embedded interpreter)
-        return False
-    _sigterm_pid = os.getpid()
-    _terminate.clear()
-    threading.Thread(target=_terminator, name="recallbench-sigterm", daemon=True).start()
-    return True
-
-
-def _on_sigterm(signum: int, frame: object) -> None:
-    # the main thread may hold a writer's lock right now: the waiting is done elsewhere
-    _terminate.set()
-
-
-def _terminator() -> None:
-    _terminate.wait()
-    stop_all()
-    os._exit(128 + signal.SIGTERM)
-
-
-def forget_all_after_fork() -> list[Writer]:
-    """In a forked child: the parent's writers have no thread here; forget them (and make
-    the lock new, it may have been held at the fork). Returns them, to be kept alive."""
-    global _running_lock
-    _running_lock = threading.Lock()
-    writers = list(_running)
-    _running.clear()
-    return writers
