@@ -6,6 +6,7 @@ import datetime
 import json
 import os
 import platform
+import sys
 from pathlib import Path
 
 
@@ -31,10 +32,20 @@ def machine(**extra: object) -> dict[str, object]:
 
 
 def write_results(
-    path: Path, title: str, script: str, argv: list[str], host: dict[str, object], body: str
+    script: str,
+    title: str,
+    argv: list[str] | None,
+    host: dict[str, object],
+    body: str,
+    path: Path | None = None,
 ) -> None:
-    """``path`` as Markdown: the title, the exact command, the machine, then ``body``."""
-    command = f"python benchmarks/{script} " + " ".join(argv)
+    """``body`` as Markdown in ``path`` (by default ``results/<script's name>.md`` beside
+    the scripts): the title, the exact command (``argv``, by default this process's),
+    the machine, then ``body``. ``script`` is the calling script's ``__file__``."""
+    name = Path(script).name
+    path = path or Path(__file__).parent / "results" / f"{Path(script).stem}.md"
+    arguments = argv if argv is not None else sys.argv[1:]
+    command = f"python benchmarks/{name} " + " ".join(arguments)
     path.parent.mkdir(parents=True, exist_ok=True)
     machine_line = f"Machine: `{json.dumps(host)}`"
     path.write_text(f"# {title}\n\n`{command.strip()}`\n\n{machine_line}\n\n{body}\n")

@@ -213,12 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     print(body)
     if not args.no_write:
         write_results(
-            Path(__file__).parent / "results" / "cluster_bootstrap_coverage.md",
-            "Cluster against unit bootstrap intervals on nested units",
-            "cluster_bootstrap_coverage.py",
-            argv if argv is not None else sys.argv[1:],
-            host,
-            body,
+            __file__, "Cluster against unit bootstrap intervals on nested units", argv, host, body
         )
     return 0
 

@@ -331,10 +331,9 @@ def main(argv: list[str] | None = None) -> int:
             body += f"\n```\n{shown}\n```\n"
         body += f"\nRun time: {seconds:.0f} s."
         write_results(
-            ROOT / "benchmarks" / "results" / "extraction_gaming.md",
+            __file__,
             "Extraction: gaming the matching rules with trivial extractors",
-            "extraction_gaming.py",
-            argv if argv is not None else sys.argv[1:],
+            argv,
             host,
             body,
         )

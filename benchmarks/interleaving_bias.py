@@ -152,12 +152,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(body)
     if not args.no_write:
-        path = Path(__file__).parent / "results" / "interleaving_bias.md"
         write_results(
-            path,
+            __file__,
             "Length bias of team-draft interleaving, before and after the common depth",
-            "interleaving_bias.py",
-            argv if argv is not None else sys.argv[1:],
+            argv,
             host,
             body,
         )

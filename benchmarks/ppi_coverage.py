@@ -129,12 +129,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(body)
     if not args.no_write:
-        path = Path(__file__).parent / "results" / "ppi_coverage.md"
         write_results(
-            path,
+            __file__,
             "Coverage of calibration's mean intervals by human sample size",
-            "ppi_coverage.py",
-            argv if argv is not None else sys.argv[1:],
+            argv,
             host,
             body,
         )

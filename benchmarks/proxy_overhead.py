@@ -237,12 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_write:
         body = f"{header}\n\n{text}"
         write_results(
-            args.out,
-            "the proxy's overhead over stdio",
-            "proxy_overhead.py",
-            argv or sys.argv[1:],
-            host,
-            body,
+            __file__, "the proxy's overhead over stdio", argv or None, host, body, args.out
         )
     if args.profile:
         print(f"the proxy's profile (last round): {args.profile}")

@@ -174,12 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_write:
         body = f"{header}\n\n{text}"
         write_results(
-            args.out,
-            "shadow mode: the agent's search latency",
-            "shadow_overhead.py",
-            argv or sys.argv[1:],
-            host,
-            body,
+            __file__, "shadow mode: the agent's search latency", argv or None, host, body, args.out
         )
     if args.profile:
         print(f"the shadowed proxy's profile (last round): {args.profile}")

@@ -520,14 +520,7 @@ def main(argv: list[str] | None = None) -> int:
     body = f"{text}\n\n{summary(failures)}\n\nRun time: {seconds:.0f} s."
     print(body)
     if not args.no_write:
-        write_results(
-            Path(__file__).parent / "results" / "shadow_validity.md",
-            "Shadow decisions: the validity suite",
-            "shadow_validity.py",
-            argv if argv is not None else sys.argv[1:],
-            host,
-            body,
-        )
+        write_results(__file__, "Shadow decisions: the validity suite", argv, host, body)
     return 0
 
 
