@@ -14,18 +14,9 @@ from recallbench.render._html import render_leaderboard_html
 from recallbench.render._leaderboard import markdown_table, method_lines
 from recallbench.render._markdown import fmt
 from recallbench.report._bench import SATURATED, Board, bench_json, mean_without, saturated
-from recallbench.report._escape import md_code, md_text
+from recallbench.report._escape import md_code, md_table, md_text
 from recallbench.report._leaderboard import safe_name
 from recallbench.report._model import Report
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    """A table of plain-text cells (each escaped: names are data)."""
-    return [
-        "| " + " | ".join(map(md_text, header)) + " |",
-        "|" + "---|" * len(header),
-        *("| " + " | ".join(map(md_text, row)) + " |" for row in rows),
-    ]
 
 
 def _group_mean(report: Report, category: str, measure: str) -> float | None:
@@ -56,7 +47,7 @@ def board_markdown(board: Board) -> list[str]:
             "",
             md_text(f"{board.primary} with and without the {len(ids)} {tag} questions:"),
             "",
-            *_table(
+            *md_table(
                 ["system", "all", f"without {tag}"],
                 [
                     [
@@ -73,7 +64,7 @@ def board_markdown(board: Board) -> list[str]:
         lines += ["", f"{board.primary} by category (n = questions in the mean):", ""]
         counts = {g.name: g.n for g in first.breakdowns.get("category", [])}
         header = ["system", *(f"{c} (n={counts.get(c, 0)})" for c in categories)]
-        lines += _table(
+        lines += md_table(
             header,
             [
                 [r.system.system, *(fmt(_group_mean(r, c, board.primary), 3) for c in categories)]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from rich import box
 from rich.console import Console
@@ -16,7 +16,7 @@ from recallbench.compare._model import (
     RankDifferences,
 )
 from recallbench.render._markdown import signed
-from recallbench.report._escape import md_text
+from recallbench.report._escape import md_table, md_text
 from recallbench.stats._multiple import CORRECTION_NAMES
 
 MOST_CHANGED_SHOWN = 5
@@ -339,16 +339,6 @@ def render_comparison(comparison: Comparison, console: Console) -> None:
         console.print(f"[yellow]warning:[/yellow] {escape(warning)}", highlight=False)
 
 
-def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
-    """A table of plain-text cells (each escaped: names and query texts are data)."""
-    lines = [
-        "| " + " | ".join(map(md_text, header)) + " |",
-        "|" + "|".join("---" for _ in header) + "|",
-    ]
-    lines.extend("| " + " | ".join(map(md_text, row)) + " |" for row in rows)
-    return lines
-
-
 def render_comparison_markdown(comparison: Comparison) -> str:
     """comparison.md: the same content as the terminal, with every method in words."""
     lines = [
@@ -360,21 +350,21 @@ def render_comparison_markdown(comparison: Comparison) -> str:
     lines += [f"- {md_text(line)}" for line in summary_lines(comparison)]
     for system, rows in _by_system(comparison.comparisons).items():
         lines += ["", f"## {md_text(system)} vs {md_text(comparison.baseline)}", ""]
-        lines += _table(main_header(rows), (_main_cells(row) for row in rows))
+        lines += md_table(main_header(rows), (_main_cells(row) for row in rows))
     lines += ["", md_text(_legend(comparison))]
     measures = [m.name for m in comparison.measures]
     for grouping in ("category", "intent"):
         groups = [r for r in comparison.breakdowns if r.grouping == grouping]
         if groups:
             header, cells = _group_rows(groups, measures)
-            lines += ["", f"## By {grouping}", "", *_table(header, cells)]
+            lines += ["", f"## By {grouping}", "", *md_table(header, cells)]
             lines += ["", "Marks from the adjusted randomisation p-value within this breakdown."]
     if comparison.rank_differences:
         lines += ["", "## Rank differences", ""]
-        lines += _table(RANK_HEADER, (_rank_row(d) for d in comparison.rank_differences))
+        lines += md_table(RANK_HEADER, (_rank_row(d) for d in comparison.rank_differences))
         for diff in comparison.rank_differences:
             lines += ["", md_text(f"Most changed queries of {diff.system} (k={diff.k}):"), ""]
-            lines += _table(
+            lines += md_table(
                 ["query", "τ", "Jaccard", "top-1 changed", "positions changed", "class", "text"],
                 (
                     [

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-
 from recallbench.render._agent_memory import agent_memory_markdown
 from recallbench.render._session import session_markdown
 from recallbench.report._channels import ChannelAnalysis, ChannelStats
-from recallbench.report._escape import md_code, md_text
+from recallbench.report._escape import md_code, md_table, md_text
 from recallbench.report._model import Bootstrap, Distribution, Group, Interval, Report
 from recallbench.stats._resampling import INTERVAL_NAMES
 
@@ -52,16 +50,6 @@ def interval_notes(bootstrap: Bootstrap | None, intervals: dict[str, Interval]) 
     return notes
 
 
-def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
-    """A table of plain-text cells (each escaped: dataset text is data)."""
-    lines = [
-        "| " + " | ".join(map(md_text, header)) + " |",
-        "|" + "|".join("---" for _ in header) + "|",
-    ]
-    lines.extend("| " + " | ".join(map(md_text, row)) + " |" for row in rows)
-    return lines
-
-
 def _groups_table(title: str, groups: list[Group], measures: list[str]) -> list[str]:
     if not groups:
         return []
@@ -73,7 +61,7 @@ def _groups_table(title: str, groups: list[Group], measures: list[str]) -> list[
         ]
         for g in groups
     ]
-    return ["", f"## By {md_text(title)}", "", *_table([title, "n", *measures], rows)]
+    return ["", f"## By {md_text(title)}", "", *md_table([title, "n", *measures], rows)]
 
 
 def _with_bounds(mean: float | None, interval: Interval | None) -> str:
@@ -167,7 +155,7 @@ def render_markdown(report: Report) -> str:
 def _summary(report: Report, measures: list[str]) -> list[str]:
     """The mean of every measure with its n and interval, then how the intervals were made."""
     if report.bootstrap is None:  # a report made before intervals
-        return _table(["measure", "mean"], [[m, fmt(report.means.get(m))] for m in measures])
+        return md_table(["measure", "mean"], [[m, fmt(report.means.get(m))] for m in measures])
     header = ["measure", "n", "mean", f"{report.bootstrap.level:.0%} interval"]
     rows = []
     for m in measures:
@@ -175,7 +163,7 @@ def _summary(report: Report, measures: list[str]) -> list[str]:
         n = interval_n(interval)
         rows.append([m, n, fmt(report.means.get(m)), bounds(interval)])
     notes = interval_notes(report.bootstrap, report.intervals)
-    return [*_table(header, rows), "", *(f"- {note}" for note in notes)]
+    return [*md_table(header, rows), "", *(f"- {note}" for note in notes)]
 
 
 def _stability(report: Report) -> list[str]:
@@ -249,7 +237,7 @@ def _channels(analysis: ChannelAnalysis | None) -> list[str]:
         ]
         for c in analysis.channels
     ]
-    lines += _table(header, rows)
+    lines += md_table(header, rows)
     expansion = analysis.expansion
     if expansion is not None:
         lines += [

@@ -11,6 +11,7 @@ through; :func:`md_code` shows an id as code when a code span can hold it unchan
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 
 _INLINE = re.compile(r"[\\`*\[\]|~$<]|&(?=#?[0-9A-Za-z]+;)|(?<![^\W_])_|_(?![^\W_])")
 """What has a meaning anywhere in a line of CommonMark/GFM text: backslash, code, emphasis
@@ -50,3 +51,13 @@ def md_code(text: str) -> str:
     if text and "`" not in text and "|" not in text and text == " ".join(text.split()):
         return f"`{text}`"
     return md_text(text)
+
+
+def md_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    """The lines of a Markdown table of plain-text cells, each escaped with :func:`md_text`
+    (names, query texts and dataset text are data)."""
+    return [
+        "| " + " | ".join(map(md_text, header)) + " |",
+        "|" + "---|" * len(header),
+        *("| " + " | ".join(map(md_text, row)) + " |" for row in rows),
+    ]
