@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from recallbench.extraction._matching import MatchRule
-from recallbench.extraction._measures import MEASURES, Aggregate, ExtractionScores
+from recallbench.extraction._measures import MEASURES, Aggregate, ExtractionScores, UnitScores
 from recallbench.extraction._report import (
     ExtractionReport,
     GroundTruthInfo,
@@ -196,6 +196,17 @@ class Board:
         )
 
 
+def _units(scores: ExtractionScores, measure: str) -> tuple[UnitScores, ...]:
+    """The documents, or the graph seeds for a connection measure."""
+    return scores.documents if MEASURES[measure][0] == "document" else scores.seeds
+
+
+def _grouped(units: Sequence[UnitScores]) -> bool:
+    """Whether some units share a cluster (the sessions of a LoCoMo conversation)."""
+    labels = [unit.cluster for unit in units]
+    return bool(labels) and None not in labels and len(set(labels)) < len(labels)
+
+
 def unit_values(entry: Entry, rule: str, measure: str) -> dict[str, float]:
     """Unit key -> the measure's value where it is defined. The unit is the one the
     intervals resample: when documents (seeds) share a cluster (the sessions of a LoCoMo
@@ -206,9 +217,8 @@ def unit_values(entry: Entry, rule: str, measure: str) -> dict[str, float]:
     scores = entry.scores(rule)
     if scores is None:
         return {}
-    units = scores.documents if MEASURES[measure][0] == "document" else scores.seeds
-    labels = [unit.cluster for unit in units]
-    if None in labels or len(set(labels)) == len(labels):
+    units = _units(scores, measure)
+    if not _grouped(units):
         return {
             f"{index}:{unit.id}": value
             for index, unit in enumerate(units)
@@ -224,15 +234,9 @@ def unit_values(entry: Entry, rule: str, measure: str) -> dict[str, float]:
 def ranked_unit(entries: Sequence[Entry], rule: str, measure: str) -> str:
     """What the paired tests pair: ``conversation`` (or another cluster kind) when the
     documents are grouped, else ``document`` or ``seed``."""
-    for entry in entries:
-        scores = entry.scores(rule)
-        if scores is None:
-            continue
-        units = scores.documents if MEASURES[measure][0] == "document" else scores.seeds
-        labels = [unit.cluster for unit in units]
-        if labels and None not in labels and len(set(labels)) < len(labels):
-            return str(labels[0]).split(":", 1)[0]
-        break
+    scores = next((s for e in entries if (s := e.scores(rule)) is not None), None)
+    if scores is not None and _grouped(units := _units(scores, measure)):
+        return str(units[0].cluster).split(":", 1)[0]
     return MEASURES[measure][0]
 
 

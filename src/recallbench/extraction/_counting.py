@@ -134,13 +134,9 @@ def event_counts(
     return {key: float(value) for key, value in counts.items()}
 
 
-def _forms(name: str, mentions: Sequence[str]) -> set[str]:
-    return {form for form in (normalise(m) for m in (name, *mentions)) if form}
-
-
 def entity_counts(gold: GoldDocument, out: ExtractedDocument, names: NameRule) -> dict[str, float]:
-    gold_forms = [_forms(e.name, e.mentions) for e in gold.entities]
-    out_forms = [_forms(e.name, e.mentions) for e in out.entities]
+    gold_forms = [name_forms(e.name, e.mentions) for e in gold.entities]
+    out_forms = [name_forms(e.name, e.mentions) for e in out.entities]
     scores = np.zeros((len(gold.entities), len(out.entities)))
     for i, expected in enumerate(gold.entities):
         canonical = normalise(expected.name)
