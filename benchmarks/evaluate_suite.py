@@ -79,13 +79,11 @@ print(json.dumps({"first": times[0], "then": statistics.median(times[1:])}))
 def machine() -> dict[str, object]:
     """What the numbers were measured on."""
     import numpy
-    import pyarrow
     import pytrec_eval
 
     return describe_machine(
         cores_used=len(os.sched_getaffinity(0)),
         numpy=numpy.__version__,
-        pyarrow=pyarrow.__version__,
         pytrec_eval=pytrec_eval.__version__,
     )
 

@@ -1,6 +1,6 @@
-"""The fast paths of `evaluate` give exactly what the exact paths give: small plain files
-read from their bytes (measures._trec_bytes), `python -m recallbench evaluate` without the
-click command line, and the API's join of dicts already in form."""
+"""The fast paths of `evaluate` give exactly what the exact paths give: plain files read by
+the compiled engine's reader, `python -m recallbench evaluate` without the click command
+line, and the API's join of dicts already in form."""
 
 from __future__ import annotations
 
@@ -13,8 +13,7 @@ from unittest import mock
 import pytest
 
 import recallbench
-from recallbench import _api
-from recallbench.measures import _trec_bytes
+from recallbench.measures import _dict_input, _files
 from recallbench.measures._files import evaluate_files
 from recallbench.measures._trec_eval import TrecOptions
 from recallbench.measures._trec_output import format_trec, trec_lines
@@ -31,7 +30,8 @@ OPTIONS = [
 SCORES = ["1.", ".5", "-.5", "-0", "+3", "2.50", "-1.25", "10", "3", "3.0", "007.5", "4.25"]
 SCORES += ["123456789012345", "4.25"]
 ODD_SCORES = ["1e3", "1234567890123456", "0.1234567890123456"]
-"""Read by atof, but not by the bytes reader (an exponent, more than 15 digits)."""
+"""Read by atof, and by the compiled reader through strtod (an exponent, more than 15
+digits)."""
 
 
 def printed(qrels: Path, run: Path, options: TrecOptions) -> str:
@@ -74,33 +74,20 @@ def write_case(rng: random.Random, folder: Path) -> tuple[Path, Path]:
     return qrels_path, run_path
 
 
+@pytest.mark.skipif(_files._ctrec is None, reason="recallbench.measures._ctrec was not built")
 @pytest.mark.parametrize("seed", range(4))
-def test_bytes_reader_prints_what_the_exact_readers_print(tmp_path: Path, seed: int) -> None:
+def test_compiled_reader_prints_what_the_line_reader_prints(tmp_path: Path, seed: int) -> None:
     rng = random.Random(seed)
     taken = 0
     for _ in range(60):
         qrels, run = write_case(rng, tmp_path)
         options = rng.choice(OPTIONS)
-        taken += _trec_bytes.read_table(qrels, run, options) is not None
+        taken += _files._ctrec.read_run(str(run)) is not None
         fast = printed(qrels, run, options)
-        with mock.patch.object(_trec_bytes, "read_table", return_value=None):
+        with mock.patch.object(_files, "_ctrec", None):
             exact = printed(qrels, run, options)
         assert fast == exact, (qrels.read_text(), run.read_text(), options)
-    assert taken >= 30  # the bytes reader did take most cases
-
-
-def test_decimals_are_read_as_atof_reads_them() -> None:
-    texts = [b"0.1", b"9.9999", b"-0.30000", b"123456789012345", b"1.", b".5", b"+7.25"]
-    width = 16
-    rows = _trec_bytes.np.zeros((len(texts), width), dtype=_trec_bytes.np.uint8)
-    for i, text in enumerate(texts):
-        rows[i, : len(text)] = list(text)
-    lengths = _trec_bytes.np.array([len(t) for t in texts], dtype=_trec_bytes.np.int64)
-    read = _trec_bytes._decimals(rows, lengths)
-    assert read is not None
-    assert [float(x) for x in read] == [float(t) for t in texts]
-    rows[0, 1] = ord("e")  # "0e1": left to the exact reader
-    assert _trec_bytes._decimals(rows, lengths) is None
+    assert taken >= 30  # the compiled reader did take most cases
 
 
 def test_module_main_prints_what_the_click_command_prints(tmp_path: Path) -> None:
@@ -120,6 +107,8 @@ def test_module_main_prints_what_the_click_command_prints(tmp_path: Path) -> Non
 
 
 def test_api_dicts_in_form_equal_the_ranked_lists_path() -> None:
+    """recallbench's own engine (measures given as objects: the compiled engine takes
+    trec_eval's names itself) on dicts in form and on ranked lists."""
     rng = random.Random(7)
     qrels = {f"q{q}": {f"d{d}": rng.randint(-1, 3) for d in range(0, 30, 2)} for q in range(20)}
     run = {
@@ -133,9 +122,9 @@ def test_api_dicts_in_form_equal_the_ranked_lists_path() -> None:
         {"max_docs": 5, "judged_only": True},
         {"relevance_level": 2},
     ):
-        fast = recallbench.evaluate(qrels, run, ["all_trec"], **options)
-        with mock.patch.object(_api, "_dict_table", return_value=None):
-            exact = recallbench.evaluate(qrels, run, ["all_trec"], **options)
+        fast = recallbench.evaluate(qrels, run, MEASURES, **options)
+        with mock.patch.object(_dict_input, "dict_table", return_value=None):
+            exact = recallbench.evaluate(qrels, run, MEASURES, **options)
         assert fast.query_ids == exact.query_ids
         for name in exact.values:
             assert list(map(repr, fast.values[name])) == list(map(repr, exact.values[name]))

@@ -1,5 +1,6 @@
-"""The whole-file reader of plain TREC files and the tie ordering read exactly what the line
-reader reads: the same judgments and rankings, or the same located error."""
+"""The compiled engine's reader of plain TREC files and the tie ordering of scored dicts give
+exactly what the line reader gives: the same judgments and rankings in the same order, or
+(the compiled reader declining) the same located error."""
 
 from __future__ import annotations
 
@@ -10,32 +11,28 @@ import numpy as np
 import pytest
 
 from recallbench.core import DatasetError, RunFileError
-from recallbench.datasets import _trec, _trec_split
-from recallbench.datasets._trec_split import ranked_blocks, split_qrels, split_run
+from recallbench.datasets import _trec
+from recallbench.measures import _files
+from recallbench.measures._dict_input import ranked_blocks
 from recallbench.measures._table import build_table
 
 IDS = ["d1", "d10", "d2", "D2", "é", "ü1", "a b", "x\u00a0y", "日本", "z", "Z9", "_u", "#c"]
 
 
-def _line_reader(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_trec, "split_run", lambda path: None)
-    monkeypatch.setattr(_trec, "split_qrels", lambda path: None)
+needs_compiled = pytest.mark.skipif(
+    _files._ctrec is None, reason="recallbench.measures._ctrec was not built (no C compiler)"
+)
 
 
-def _both(monkeypatch: pytest.MonkeyPatch, read: object, path: Path) -> tuple[object, object]:
-    """What ``read`` gives (or raises) with the whole-file reader and with the line reader."""
-
-    def attempt() -> object:
-        try:
-            return read(path)  # type: ignore[operator]
-        except (DatasetError, RunFileError) as error:
-            return (type(error).__name__, str(error))
-
-    fast = attempt()
-    with monkeypatch.context() as patch:
-        _line_reader(patch)
-        slow = attempt()
-    return fast, slow
+def _attempt(read: object, path: Path) -> object:
+    """What ``read`` gives (dicts as item lists: order counts), or the error it raises."""
+    try:
+        value = read(path)  # type: ignore[operator]
+    except (DatasetError, RunFileError) as error:
+        return (type(error).__name__, str(error))
+    if isinstance(value, tuple):  # rankings and tag
+        return list(value[0].items()), value[1]
+    return [(query, list(judged.items())) for query, judged in value.items()]  # type: ignore[attr-defined]
 
 
 def _run_text(rng: random.Random, odd: bool) -> str:
@@ -70,12 +67,12 @@ def _run_text(rng: random.Random, odd: bool) -> str:
 
 
 @pytest.mark.parametrize("seed", range(60))
-def test_runs_read_alike(seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@needs_compiled
+def test_runs_read_alike(seed: int, tmp_path: Path) -> None:
     rng = random.Random(seed)
     path = tmp_path / "run"
     path.write_bytes(_run_text(rng, odd=seed % 2 == 1).encode())
-    fast, slow = _both(monkeypatch, _trec.read_trec_rankings, path)
-    assert fast == slow
+    assert _attempt(_files.read_rankings, path) == _attempt(_trec.read_trec_rankings, path)
 
 
 def _qrels_text(rng: random.Random, odd: bool) -> str:
@@ -101,34 +98,48 @@ def _qrels_text(rng: random.Random, odd: bool) -> str:
 
 
 @pytest.mark.parametrize("seed", range(40))
-def test_qrels_read_alike(seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@needs_compiled
+def test_qrels_read_alike(seed: int, tmp_path: Path) -> None:
     rng = random.Random(seed)
     path = tmp_path / "qrels"
     path.write_bytes(_qrels_text(rng, odd=seed % 2 == 1).encode())
-    fast, slow = _both(monkeypatch, _trec.read_trec_qrels, path)
-    assert fast == slow
+    assert _attempt(_files.read_qrels, path) == _attempt(_trec.read_trec_qrels, path)
 
 
-def test_the_whole_file_reader_steps_aside(tmp_path: Path) -> None:
-    cases = {
+@needs_compiled
+def test_the_compiled_reader_steps_aside_only_where_it_must(tmp_path: Path) -> None:
+    """Declined: what the line reader refuses or reads differently; taken: everything
+    else, read as the line reader reads it."""
+    declined = {
+        b"q Q0 d 1 1_0 t\n": "underscore",
+        b"q Q0 d 1 inf t\n": "infinite",
+        b"q Q0 d 1 1.0 t\nq Q0 d 2 0.5 t\n": "returned twice",
+        b"q Q0 d\x1c 1 1.0 t\n": "a separator control",
+        b"q Q0 d\xff 1 1.0 t\n": "not UTF-8",
+        b"q Q0 d\x00 1 1.0 t\n": "NUL",
+        b"q Q0 d 1\n": "4 fields",
+        b"": "empty",
+    }
+    path = tmp_path / "run"
+    for data, why in declined.items():
+        path.write_bytes(data)
+        assert _files._ctrec.read_run(str(path)) is None, why
+    taken = {
         "q Q0 é 1 1.0 t\n": "not ASCII",
         "q Q0 d 1 1.0 t x\n": "7 fields",
-        "q Q0 d 1 1_0 t\n": "underscore",
-        "q Q0 d 1 inf t\n": "infinite",
-        "q Q0 d 1 1.0 t\nq Q0 d 2 0.5 t\n": "returned twice",
         "a Q0 d 1 1.0 t\nb Q0 d 1 1.0 t\na Q0 e 1 1.0 t\n": "a query's lines apart",
-        "": "empty",
+        "  # a comment\nq Q0 d 1 1e3 t\n\n": "a comment, a blank line, an exponent",
     }
-    for text, why in cases.items():
-        path = tmp_path / "run"
+    for text, why in taken.items():
         path.write_text(text)
-        assert split_run(path) is None, why
+        assert _files._ctrec.read_run(str(path)) is not None, why
+        assert _attempt(_files.read_rankings, path) == _attempt(_trec.read_trec_rankings, path)
     path.write_text("q 0 d 1\nq 0 d 2\n")
-    assert split_qrels(path) is None
+    assert _files._ctrec.read_qrels(str(path)) is None
     path.write_text("q 0 d 1\r\nq 0 e -2")
-    assert split_qrels(path) == {"q": {"d": 1, "e": -2}}
+    assert _files._ctrec.read_qrels(str(path)) == {"q": {"d": 1, "e": -2}}
     path.write_text("q 0 d 1\r\n\n  \nq 0 e -2")  # blank qrels lines: the line reader refuses
-    assert split_qrels(path) is None
+    assert _files._ctrec.read_qrels(str(path)) is None
 
 
 @pytest.mark.parametrize("seed", range(30))
@@ -159,7 +170,3 @@ def test_build_table_alike_with_and_without_repeats() -> None:
     assert repeated.rank.tolist() == [1, 3] and repeated.grade.tolist() == [1, 2]
     assert repeated.duplicates.tolist() == [2, 0] and plain.duplicates.tolist() == [0, 0]
     assert repeated.num_ret.tolist() == [5, 0]
-
-
-def test_module_is_the_one_used() -> None:
-    assert _trec.split_run is _trec_split.split_run

@@ -6,8 +6,9 @@ fails the tests). A seeded generator writes cases with heavy score ties, grades 
 and odd ids (unicode, punctuation, numbers that sort differently as strings). Many cases go
 into one file pair as distinct queries, so one trec_eval call and one engine call check a
 thousand of them: per-query lines (``-q``) are compared case by case, the summary lines over
-the whole file and over smaller files. Both engine paths run on every file pair: the exact
-line reader and the columnar reader and join (the size threshold patched). A few whole
+the whole file and over smaller files. The Python engine reads every file pair both ways:
+with the compiled engine's reader and with the exact line reader (the compiled one hidden);
+the compiled engine itself is checked in test_trec_native. A few whole
 command-line runs check what belongs to a file: the run's tag, ``-n``, missing queries.
 
 Left out, with the reason:
@@ -165,8 +166,12 @@ def run_binary(binary: Path, args: Sequence[str]) -> str:
 
 @contextmanager
 def engine(path: str) -> Iterator[None]:
-    """Force the exact line reader or the columnar join, whatever the files' size."""
-    with mock.patch.object(_files, "is_small", return_value=path == "lines"):
+    """Read with the exact line reader or the compiled engine's reader (the Python engine
+    evaluates either way)."""
+    if path == "lines":
+        with mock.patch.object(_files, "_ctrec", None):
+            yield
+    else:
         yield
 
 
@@ -241,7 +246,7 @@ def test_matches_trec_eval_on_generated_cases(
         qrels, run = write(group, tmp_path / str(number))
         args = [*flags, *measures, "-q", str(qrels), str(run)]
         expected = run_binary(trec_eval, args)
-        for path in ("lines", "columns"):
+        for path in ("lines", "compiled"):
             with engine(path):
                 ours = in_process(qrels, run, flags, measures)
             context = f"seed {SEED}, {label}, {path} path, flags {' '.join(flags)} {measure_set}"
@@ -255,7 +260,7 @@ def cli(args: Sequence[str], path: str = "lines") -> str:
     return result.stdout
 
 
-@pytest.mark.parametrize("path", ["lines", "columns"])
+@pytest.mark.parametrize("path", ["lines", "compiled"])
 def test_whole_command_matches_trec_eval(trec_eval: Path, tmp_path: Path, path: str) -> None:
     """Per-file behaviour through the command line: the run's tag (the last line's), the
     summary and -n, queries missing on either side, default measures."""

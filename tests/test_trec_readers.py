@@ -1,32 +1,35 @@
-"""The two TREC readers (exact line reader, Arrow fast path) read the same bytes the same
-way, whatever the file size, and read what trec_eval 10.0 reads or refuse with a location."""
+"""The two TREC readers (the exact line reader, the compiled engine's reader) read the
+same bytes the same way, in the same order, and read what trec_eval 10.0 reads or refuse
+with a location (the compiled reader declines whatever it does not take, and the line
+reader reports it)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from recallbench.core import DatasetError
-from recallbench.datasets import _trec
-from recallbench.datasets._trec import (
-    read_qrels_columns,
-    read_run_columns,
-    read_trec_qrels,
-    read_trec_rankings,
-)
+from recallbench.datasets._trec import read_trec_qrels, read_trec_rankings
+from recallbench.measures import _files
 
 Outcome = object
 
+needs_compiled = pytest.mark.skipif(
+    _files._ctrec is None, reason="recallbench.measures._ctrec was not built (no C compiler)"
+)
 
-@pytest.fixture(autouse=True)
-def _restore_threshold() -> Iterator[None]:
-    saved = _trec.SMALL_FILE
-    yield
-    _trec.SMALL_FILE = saved
+
+def _ordered(value: Any) -> Any:
+    """Dicts as lists of items, so that order counts in a comparison."""
+    if isinstance(value, dict):
+        return [(key, _ordered(item)) for key, item in value.items()]
+    if isinstance(value, tuple):
+        return tuple(_ordered(item) for item in value)
+    return value
 
 
 def _outcome(read: object, path: Path) -> Outcome:
@@ -36,28 +39,17 @@ def _outcome(read: object, path: Path) -> Outcome:
         return type(error).__name__, str(error)
 
 
-def _qrels_by(exact: bool, path: Path) -> Outcome:
-    _trec.SMALL_FILE = 1 << 62 if exact else 0
-    return _outcome(read_trec_qrels, path)
-
-
-def _run_by(exact: bool, path: Path) -> Outcome:
-    _trec.SMALL_FILE = 1 << 62 if exact else 0
-    return _outcome(read_trec_rankings, path)
-
-
 def both_qrels(path: Path) -> Outcome:
     """What both readers make of a qrels file (asserting they agree)."""
-    exact, fast = _qrels_by(True, path), _qrels_by(False, path)
-    assert exact == fast
-    assert _outcome(lambda p: read_qrels_columns(p).to_dict(), path) == exact
+    exact = _outcome(read_trec_qrels, path)
+    assert _ordered(_outcome(_files.read_qrels, path)) == _ordered(exact)
     return exact
 
 
 def both_runs(path: Path) -> Outcome:
     """What both readers make of a run file (asserting they agree)."""
-    exact, fast = _run_by(True, path), _run_by(False, path)
-    assert exact == fast
+    exact = _outcome(read_trec_rankings, path)
+    assert _ordered(_outcome(_files.read_rankings, path)) == _ordered(exact)
     return exact
 
 
@@ -234,15 +226,16 @@ def test_generated_runs_read_the_same_on_both_paths(
     both_runs(write(tmp_path_factory.mktemp("r") / "run", text))
 
 
-def test_plain_files_are_read_by_the_fast_path(tmp_path: Path) -> None:
-    """The agreement above is not the fast path always stepping aside."""
+@needs_compiled
+def test_plain_files_are_read_by_the_compiled_reader(tmp_path: Path) -> None:
+    """The agreement above is not the compiled reader always stepping aside."""
     qrels = write(tmp_path / "qrels", "q\u00a01 0 d\u30001 1\nq2 0 \"d'#2 -1\n")
-    assert _trec._fast_qrels(qrels) is not None
-    run = write(tmp_path / "run", "q1\tQ0\td#1\t1\t0.25\ta\r\nq1\tQ0\td2\t2\t1e-3\tb\r\n")
-    columns = _trec._fast_run(run)
-    assert columns is not None
-    assert columns.tag == "b"
-    assert read_run_columns(run).score.tolist() == [0.25, 0.001]
+    assert _files._ctrec.read_qrels(str(qrels)) == {
+        "q\u00a01": {"d\u30001": 1},
+        "q2": {"\"d'#2": -1},
+    }
+    run = write(tmp_path / "run", "q1\tQ0\td#1\t1\t1e-3\ta\r\nq1\tQ0\td2\t2\t0.25\tb\r\n")
+    assert _files._ctrec.read_run(str(run)) == (["q1"], [["d2", "d#1"]], [[0.25, 0.001]], "b")
 
 
 def test_a_document_returned_twice_is_written_once_at_its_first_rank(tmp_path: Path) -> None:

@@ -1,10 +1,10 @@
 """``python -m recallbench``: the command line, with a short way for plain evaluations.
 
-``recallbench evaluate`` on small files finishes in about the time Python and numpy take
-to start; click alone would add a fifth to that. So a plain invocation (trec_eval's flags,
-the trec layout, two plain files) is evaluated here without importing the command line;
-anything else, every error and every note included, goes to the click command, which
-prints exactly the same for what is taken here.
+``recallbench evaluate`` on small files finishes in about the time Python takes to start;
+click alone would add a fifth to that. So a plain invocation (trec_eval's flags, the trec
+layout, two plain files the compiled engine takes) is evaluated here without importing the
+command line; anything else, every error and every note included, goes to the click
+command, which prints exactly the same for what is taken here.
 """
 
 from __future__ import annotations
@@ -59,43 +59,9 @@ def _plain_evaluate(args: list[str]) -> bool:
         per_query="per_query" in flags,
         summary="no_summary" not in flags,
     )
-    if compiled is not None:  # the compiled engine took them
-        sys.stdout.write(compiled[0])
-        return True
-    from pathlib import Path
-
-    qrels, run = Path(paths[0]), Path(paths[1])
-
-    # as the click command sets them, before numpy is imported (see cli/_evaluate.py)
-    os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
-    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    from recallbench.core._errors import RecallbenchError
-    from recallbench.measures._trec_bytes import evaluate_plain
-    from recallbench.measures._trec_eval import TrecOptions
-    from recallbench.measures._trec_output import format_trec, trec_lines
-    from recallbench.measures._trec_sets import expand_trec_measures
-
-    try:
-        measures, want_runid, missing = expand_trec_measures(specs or ("official",))
-    except RecallbenchError:
-        return False
-    if missing:
-        return False  # the note is printed by the click command
-    options = TrecOptions(
-        relevance_level=numbers.get("-l", 1),
-        complete="complete" in flags,
-        max_docs=numbers.get("-M"),
-        judged_only="judged_only" in flags,
-    )
-    done = evaluate_plain(qrels, run, measures, options)
-    if done is None:
-        return False
-    result, tag = done
-    lines = trec_lines(
-        result, "per_query" in flags, tag if want_runid else None, summary="no_summary" not in flags
-    )
-    sys.stdout.write(format_trec(lines))
+    if compiled is None:
+        return False  # the Python engine, behind the click command
+    sys.stdout.write(compiled[0])
     return True
 
 

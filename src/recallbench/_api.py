@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import repeat
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -32,12 +31,12 @@ def _column(frame: Any, names: Sequence[str], role: str) -> list[Any]:
 
 
 def _as_qrels(qrels: Any) -> dict[str, dict[str, int]]:
-    from recallbench.datasets._trec import read_trec_qrels
-
     if isinstance(qrels, str | os.PathLike):
         from pathlib import Path
 
-        return read_trec_qrels(Path(qrels))
+        from recallbench.measures._files import read_qrels
+
+        return read_qrels(Path(qrels))
     if _is_dataset(qrels):
         return {q: dict(j) for q, j in qrels.qrels.items()}
     if hasattr(qrels, "columns"):  # a pandas or polars frame
@@ -73,144 +72,13 @@ def _trec_sorted(scored: Iterable[tuple[str, str, float]]) -> dict[str, list[str
     return {q: [d for _, d in sorted(pairs, reverse=True)] for q, pairs in per_query.items()}
 
 
-def _ranked_scores(run: Mapping[Any, Mapping[Any, Any]]) -> dict[str, list[str]] | None:
-    """``{query: {doc: score}}`` in trec_eval's order, sorted in numpy rather than as
-    Python tuples (5x faster); None when ``_trec_sorted`` must do it: query ids equal once
-    made strings (merged there) or a NaN score (sorted there as Python compares it)."""
-    from recallbench.datasets._trec_split import ranked_blocks
-
-    names = [q if type(q) is str else str(q) for q in run]
-    if len(set(names)) != len(names):
-        return None
-    docs: list[str] = []
-    scores: list[Any] = []
-    bounds = [0]
-    for scored in run.values():
-        docs.extend(scored)
-        scores.extend(scored.values())
-        bounds.append(len(docs))
-    if not set(map(type, docs)) <= {str}:
-        docs = [str(doc) for doc in docs]
-    values = np.fromiter(map(float, scores), dtype=np.float64, count=len(scores))
-    if np.isnan(values).any():
-        return None
-    return ranked_blocks(names, bounds, docs, values)
-
-
-MAX_EXACT = 1 << 53
-"""Integers of smaller magnitude are exact doubles."""
-
-
-def _dict_table(qrels: Any, run: Any, options: TrecOptions) -> tuple[Any, Any] | None:
-    """The table trec_eval evaluates from ``{query: {doc: grade}}`` and ``{query: {doc:
-    score}}`` dicts already in form (str ids, int grades, numeric scores, no NaN), and
-    which queries the run lacks; None for anything else (then converted and ranked as
-    lists). No ranked list is built: each returned document's grade is one dict lookup at
-    C speed (NaN when unjudged, so that grades go to numpy in one conversion), only the
-    judged ones get a row, the order is checked in numpy, and only groups of tied scores
-    are sorted by id."""
-    from recallbench.measures._trec_bytes import assemble_table
-
-    if not (isinstance(qrels, dict) and isinstance(run, dict)):
-        return None
-    judged_lengths: list[int] = []
-    judged_grades: list[int] = []
-    for name, judged in qrels.items():
-        if type(name) is not str or type(judged) is not dict:
-            return None
-        given = judged.values()
-        if not set(map(type, judged)) <= {str} or not set(map(type, given)) <= {int}:
-            return None
-        judged_lengths.append(len(judged))
-        judged_grades.extend(given)
-    grades_in_full = np.array(judged_grades, dtype=np.int64)
-    if len(grades_in_full) and np.abs(grades_in_full).max() >= MAX_EXACT:
-        return None
-    unjudged = float("nan")
-    scores: list[Any] = []
-    grades: list[float] = []
-    lengths: list[int] = []
-    nothing: dict[str, int] = {}
-    for name, scored in run.items():
-        if type(name) is not str or type(scored) is not dict:
-            return None
-        try:
-            "".join(scored)  # a TypeError unless every id is a str
-        except TypeError:
-            return None  # the lists path converts them
-        scores.extend(scored.values())
-        grades.extend(map(qrels.get(name, nothing).get, scored, repeat(unjudged)))
-        lengths.append(len(scored))
-    if not set(map(type, scores)) <= {float, int}:
-        return None
-    values = np.array(scores, dtype=np.float64)
-    if np.isnan(values).any():
-        return None
-    sizes = np.array(lengths, dtype=np.int64)
-    block = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
-    opens = np.cumsum(sizes) - sizes
-    rankings = list(run.values())
-
-    def documents(blocks: Iterable[int]) -> dict[int, str]:
-        """Row -> id of every row of ``blocks`` (the queries with tied scores)."""
-        ids: dict[int, str] = {}
-        for b in blocks:
-            start = int(opens[b])
-            ids.update(zip(range(start, start + lengths[b]), rankings[b], strict=True))
-        return ids
-
-    order = _score_order(block, values, documents)
-    rank_of = np.arange(len(values), dtype=np.int64) - opens[block]
-    if order is not None:
-        rank_of[order] = rank_of.copy()
-    grade_of = np.array(grades, dtype=np.float64)
-    hits = np.flatnonzero(~np.isnan(grade_of))
-    return assemble_table(
-        list(qrels),
-        np.repeat(np.arange(len(judged_lengths), dtype=np.int64), judged_lengths),
-        grades_in_full,
-        list(run),
-        sizes,
-        block[hits],
-        rank_of[hits],
-        grade_of[hits].astype(np.int64),
-        options,
-    )
-
-
-def _score_order(
-    block: Any, values: Any, documents: Callable[[Iterable[int]], dict[int, str]]
-) -> Any:
-    """trec_eval's order of the rows (score descending, then id descending, within each
-    query's block), None when the given order already is; ``documents`` gives the ids of
-    the rows of the queries (blocks) it is given, asked only for those with tied scores."""
-    same = block[1:] == block[:-1]
-    order = None
-    if np.any(same & (values[1:] > values[:-1])):
-        order = np.lexsort((-values, block))  # stable: ties keep their order until below
-        values = values[order]
-    tied = np.flatnonzero(same & (values[1:] == values[:-1]))
-    if not len(tied):
-        return order
-    order = np.arange(len(values), dtype=np.int64) if order is None else order
-    docs = documents(sorted(set(block[tied].tolist())))
-    # runs of consecutive tied positions: one group from tied[a] to tied[b] + 1
-    group_opens = np.flatnonzero(np.concatenate(([True], np.diff(tied) != 1)))
-    group_closes = np.append(group_opens[1:], len(tied)) - 1
-    for first, last in zip(
-        tied[group_opens].tolist(), (tied[group_closes] + 2).tolist(), strict=True
-    ):
-        order[first:last] = sorted(order[first:last].tolist(), key=docs.__getitem__, reverse=True)
-    return order
-
-
 def _as_rankings(run: Any) -> dict[str, list[str]]:
-    from recallbench.datasets._trec import read_trec_rankings
-
     if isinstance(run, str | os.PathLike):
         from pathlib import Path
 
-        return read_trec_rankings(Path(run))[0]
+        from recallbench.measures._files import read_rankings
+
+        return read_rankings(Path(run))[0]
     if _is_run(run):  # the order as returned
         return {r.query_id: [h.doc_id for h in r.hits] for r in run.results if not r.failed}
     if hasattr(run, "columns"):
@@ -225,7 +93,9 @@ def _as_rankings(run: Any) -> dict[str, list[str]]:
     if isinstance(run, Mapping):
         first = next(iter(run.values()), None)
         if isinstance(first, Mapping):  # query -> {doc: score}, ordered as trec_eval
-            ranked = _ranked_scores(run)
+            from recallbench.measures._dict_input import ranked_scores
+
+            ranked = ranked_scores(run)
             if ranked is not None:
                 return ranked
             return _trec_sorted((q, d, s) for q, scored in run.items() for d, s in scored.items())
@@ -374,9 +244,10 @@ def evaluate(
         from recallbench.measures._files import evaluate_files
 
         return evaluate_files(Path(qrels), Path(run), [*chosen, *parsed], options)[0]
+    from recallbench.measures._dict_input import dict_table
     from recallbench.measures._trec_eval import evaluate_trec, evaluate_trec_table
 
-    in_form = _dict_table(qrels, run, options)
+    in_form = dict_table(qrels, run, options)
     if in_form is not None:
         table, missing = in_form
         return evaluate_trec_table(table, [*chosen, *parsed], options, missing)

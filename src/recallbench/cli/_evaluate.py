@@ -99,13 +99,10 @@ def evaluate(
     output: str,
 ) -> None:
     """Evaluate a TREC run file against a qrels file, exactly as trec_eval does."""
-    # Read when numpy and pyarrow are first imported, which is below. numpy asks the kernel
-    # for huge pages on large arrays and Arrow's mimalloc pool takes memory in large
-    # segments; where the kernel compacts memory to grant huge pages (THP "madvise"), the
-    # page faults measured 0.5-1 s of a 2.5 s evaluation here, and the system allocator
-    # none of that (time and peak memory both lower).
+    # Read when numpy is first imported, which is below. numpy asks the kernel for huge
+    # pages on large arrays; where the kernel compacts memory to grant them (THP
+    # "madvise"), the page faults measured 0.5-1 s of a 2.5 s evaluation here.
     os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
-    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
     # No measure multiplies matrices; OpenBLAS would start a thread per core while numpy
     # is imported (30-40 ms of a 0.15 s evaluation of a small file)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

@@ -22,8 +22,6 @@ if TYPE_CHECKING:
     from recallbench.datasets._trec import (
         format_trec_qrels,
         format_trec_run,
-        read_qrels_columns,
-        read_run_columns,
         read_trec_qrels,
         read_trec_rankings,
         read_trec_run,
@@ -41,8 +39,6 @@ __all__ = [
     "load_beir",
     "load_dataset",
     "load_json_dataset",
-    "read_qrels_columns",
-    "read_run_columns",
     "read_trec_qrels",
     "read_trec_rankings",
     "read_trec_run",

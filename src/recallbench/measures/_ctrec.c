@@ -444,6 +444,8 @@ static PyMethodDef methods[] = {
     {"evaluate_file_values", py_evaluate_file_values, METH_VARARGS,
      evaluate_file_values_doc},
     {"evaluate_dicts", py_evaluate_dicts, METH_VARARGS, evaluate_dicts_doc},
+    {"read_qrels", ctrec_py_read_qrels, METH_VARARGS, ctrec_read_qrels_doc},
+    {"read_run", ctrec_py_read_run, METH_VARARGS, ctrec_read_run_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -108,4 +108,27 @@ const FileValues *ctrec_file_work_values(const FileWork *w);
 const char *ctrec_file_work_text(const FileWork *w, size_t *size);
 const char *ctrec_file_work_tag(const FileWork *w);
 
+/* _ctrec_files.c: one plain file's rows grouped by query, for _ctrec_read.c */
+typedef struct PlainFile PlainFile;
+
+int ctrec_plain_read(const char *path, int qrels, PlainFile **out);
+void ctrec_plain_free(PlainFile *f);
+size_t ctrec_plain_queries(const PlainFile *f);
+const char *ctrec_plain_query(const PlainFile *f, size_t q, size_t *len);
+size_t ctrec_plain_rows(const PlainFile *f, size_t q, const size_t **rows);
+void ctrec_plain_row(const PlainFile *f, size_t row, Hit *hit, long *grade);
+const char *ctrec_plain_tag(const PlainFile *f);
+int ctrec_repeats(const Hit *hits, size_t n, size_t *table, size_t mask);
+size_t ctrec_table_size(size_t n);
+
+/* _ctrec_measures.c: trec_eval's order of a ranking (score descending, then id
+ * descending) */
+void rank_hits(Hit *hits, Py_ssize_t n);
+
+/* _ctrec_read.c: plain files as Python objects */
+PyObject *ctrec_py_read_qrels(PyObject *self, PyObject *args);
+PyObject *ctrec_py_read_run(PyObject *self, PyObject *args);
+extern const char ctrec_read_qrels_doc[];
+extern const char ctrec_read_run_doc[];
+
 #endif

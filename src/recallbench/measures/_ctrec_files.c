@@ -856,3 +856,108 @@ int ctrec_evaluate_plain_files(FileWork *w, const char *qrels_path, const char *
     freelocale(c_numbers);
     return status;
 }
+
+/* ------------------------------------------------ one file's rows, for _ctrec_read.c */
+
+struct PlainFile {
+    char *buf;
+    Queries queries;
+    Rows rows;
+    size_t *opens, *order;
+};
+
+void ctrec_plain_free(PlainFile *f)
+{
+    if (!f)
+        return;
+    free(f->buf);
+    queries_free(&f->queries);
+    rows_free(&f->rows);
+    free(f->opens);
+    free(f->order);
+    free(f);
+}
+
+static int plain_read_here(PlainFile *f, const char *path, int qrels)
+{
+    size_t size;
+    if (queries_init(&f->queries) < 0)
+        return -1;
+    f->rows.queries = &f->queries;
+    f->rows.grades = qrels;
+    if (!(f->buf = read_whole(path, &size)) || !readable_text(f->buf, size))
+        return 0;
+    if (rows_grow(&f->rows, count_lines(f->buf, size)) < 0)
+        return -1;
+    if (split_lines(f->buf, size, qrels, take_row, &f->rows) < 0 || !f->rows.count)
+        return 0;
+    return group_rows(&f->rows, f->queries.count, &f->opens, &f->order) < 0 ? -1 : 1;
+}
+
+/* 1 read (``*out`` to free), 0 not plain or unreadable (the line reader says why), -1 out
+ * of memory; scores read in the "C" locale, as ctrec_evaluate_plain_files reads them. */
+int ctrec_plain_read(const char *path, int qrels, PlainFile **out)
+{
+    int status;
+    locale_t c_numbers = newlocale(LC_NUMERIC_MASK, "C", (locale_t) 0);
+    locale_t previous;
+    PlainFile *f = calloc(1, sizeof(PlainFile));
+    if (!c_numbers || !f) {
+        if (c_numbers)
+            freelocale(c_numbers);
+        free(f);
+        return -1;
+    }
+    previous = uselocale(c_numbers);
+    status = plain_read_here(f, path, qrels);
+    uselocale(previous);
+    freelocale(c_numbers);
+    if (status <= 0)
+        ctrec_plain_free(f);
+    else
+        *out = f;
+    return status;
+}
+
+size_t ctrec_plain_queries(const PlainFile *f)
+{
+    return f->queries.count;
+}
+
+const char *ctrec_plain_query(const PlainFile *f, size_t q, size_t *len)
+{
+    *len = f->queries.lengths[q];
+    return f->queries.names[q];
+}
+
+/* Query ``q``'s rows in file order: ``*rows`` .. ``*rows + count``. */
+size_t ctrec_plain_rows(const PlainFile *f, size_t q, const size_t **rows)
+{
+    *rows = f->order + f->opens[q];
+    return f->opens[q + 1] - f->opens[q];
+}
+
+void ctrec_plain_row(const PlainFile *f, size_t row, Hit *hit, long *grade)
+{
+    hit->doc = f->rows.doc[row];
+    hit->len = (Py_ssize_t) f->rows.len[row];
+    hit->score = f->rows.grades ? 0.0 : f->rows.score[row];
+    hit->hash = hash_bytes(hit->doc, (size_t) hit->len, 0);
+    *grade = f->rows.grades ? f->rows.grade[row] : 0;
+}
+
+const char *ctrec_plain_tag(const PlainFile *f)
+{
+    return f->rows.tag;
+}
+
+int ctrec_repeats(const Hit *hits, size_t n, size_t *table, size_t mask)
+{
+    return has_repeats(hits, n, table, mask);
+}
+
+size_t ctrec_table_size(size_t n)
+{
+    return table_size(n);
+}
+

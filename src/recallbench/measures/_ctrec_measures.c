@@ -247,7 +247,7 @@ static void insertion_sort(Hit *hits, Py_ssize_t n)
 /* Rankings usually come best first, only tied ids out of trec_eval's order: then only
  * each group of tied scores is sorted (one qsort of the whole, a merge sort in glibc,
  * measured a third of a dict evaluation). */
-static void rank_hits(Hit *hits, Py_ssize_t n)
+void rank_hits(Hit *hits, Py_ssize_t n)
 {
     Py_ssize_t i, open;
     for (i = 1; i < n; i++)

@@ -1,18 +1,45 @@
-"""Evaluate TREC files: small ones through the exact line reader (no Arrow import, it
-costs more than it saves), large ones through the columnar reader and join."""
+"""TREC files as the Python engine's inputs, for the measures the compiled engine does not
+compute (recallbench's own).
+
+One reader per format: the compiled engine's (:mod:`recallbench.measures._ctrec`) reads
+every plain file, straight into dicts and lists; whatever it does not take as plain, or
+everything where it was not built, the exact line reader
+(:mod:`recallbench.datasets._trec_lines`) reads, and it alone reports problems, with the
+file and line. Both give the same judgments and rankings for the same bytes.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from recallbench.core import Problem, RunFileError
-from recallbench.datasets._trec import is_small, read_trec_qrels, read_trec_rankings
+from recallbench.datasets._trec import read_trec_qrels, read_trec_rankings
 from recallbench.measures._evaluate import Evaluation
 from recallbench.measures._measure import Measure
-from recallbench.measures._trec_bytes import evaluate_plain
-from recallbench.measures._trec_eval import TrecOptions, evaluate_trec, evaluate_trec_table
+from recallbench.measures._trec_eval import TrecOptions, evaluate_trec
+
+try:
+    from recallbench.measures import _ctrec
+except ImportError:  # built without a C compiler
+    _ctrec = None  # type: ignore[assignment]
+
+
+def read_qrels(path: Path) -> dict[str, dict[str, int]]:
+    """A qrels file's judgments: query id -> {document id -> grade}, in file order."""
+    judged = None if _ctrec is None else _ctrec.read_qrels(str(path))
+    return read_trec_qrels(path) if judged is None else judged
+
+
+def read_rankings(path: Path) -> tuple[dict[str, list[str]], str]:
+    """A run file's rankings in trec_eval's order (score descending, then document id
+    descending), queries in order of first appearance, and the run's tag (its last
+    line's)."""
+    read = None if _ctrec is None else _ctrec.read_run(str(path))
+    if read is None:
+        return read_trec_rankings(path)
+    names, docs, _, tag = read
+    return dict(zip(names, docs, strict=True)), tag
 
 
 def evaluate_files(
@@ -22,7 +49,8 @@ def evaluate_files(
 
     Raises RunFileError when no query has both judgments and results (without ``-c``):
     trec_eval stops there too (exit 7) rather than print means of nothing."""
-    evaluation, tag = _evaluate_files(qrels, run, measures, options)
+    rankings, tag = read_rankings(run)
+    evaluation = evaluate_trec(read_qrels(qrels), rankings, measures, options)
     if not evaluation.query_ids:
         raise RunFileError(
             str(run),
@@ -35,24 +63,3 @@ def evaluate_files(
             ],
         )
     return evaluation, tag
-
-
-def _evaluate_files(
-    qrels: Path, run: Path, measures: Sequence[Measure], options: TrecOptions
-) -> tuple[Evaluation, str]:
-    if is_small(qrels) and is_small(run):
-        plain = evaluate_plain(qrels, run, measures, options)
-        if plain is not None:
-            return plain
-        rankings, tag = read_trec_rankings(run)
-        return evaluate_trec(read_trec_qrels(qrels), rankings, measures, options), tag
-    from recallbench.datasets._trec import read_qrels_columns, read_run_columns
-    from recallbench.measures._join import table_from_columns
-
-    # Arrow's CSV reader uses every core while it parses; the qrels' hashing runs meanwhile
-    with ThreadPoolExecutor(1) as pool:
-        judged = pool.submit(read_qrels_columns, qrels)
-        run_columns = read_run_columns(run)
-        qrels_columns = judged.result()
-    table, absent = table_from_columns(qrels_columns, run_columns, options, consume=True)
-    return evaluate_trec_table(table, measures, options, absent), run_columns.tag

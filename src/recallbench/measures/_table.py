@@ -7,8 +7,9 @@ ranking, ``grade[i]`` its grade. Per query it keeps how many documents were retu
 measures over unjudged positions (unj, rbp_resid, ...) are counts. The judged documents of
 every query are laid out the same way, best grade first. Measures are then a handful of
 numpy reductions over all queries at once, with no Python loop per query or per document,
-on arrays a fraction of the run's size. Both the dict path (:func:`build_table`) and the
-columnar file path (:mod:`recallbench.measures._join`) end in :meth:`RankTable.from_columns`.
+on arrays a fraction of the run's size. Both the rankings path (:func:`build_table`) and
+the path of dicts in form (:mod:`recallbench.measures._dict_input`) end in
+:meth:`RankTable.from_columns`.
 """
 
 from __future__ import annotations
