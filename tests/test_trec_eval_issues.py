@@ -1,5 +1,5 @@
 """The reproductions of the trec_eval 10.0 conformance issue, one test each, on both engine
-paths (exact line reader, columnar join) and checked against the binary's own output."""
+paths (exact line reader, compiled reader) and checked against the binary's own output."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from recallbench.measures import Measure
 from test_trec_eval_property import build_trec_eval, cli, run_binary
 
-PATHS = ["lines", "columns"]
+PATHS = ["lines", "compiled"]
 
 
 @pytest.fixture(scope="module")

@@ -150,9 +150,9 @@ def test_field_counts(tmp_path: Path) -> None:
     assert both_qrels(write(tmp_path / "neg", "q 0 d -1\n")) == {"q": {"d": -1}}
 
 
-def test_layouts_arrow_would_read_differently(tmp_path: Path) -> None:
-    """A byte order mark (Arrow skips it), a lone CR (Arrow ends the line there), an empty
-    field from a doubled separator (Arrow keeps it), a vertical tab (C splits there)."""
+def test_layouts_a_csv_reader_would_read_differently(tmp_path: Path) -> None:
+    """A byte order mark (a CSV reader skips it), a lone CR (one ends the line there), an
+    empty field from a doubled separator (one keeps it), a vertical tab (C splits there)."""
     bom = write(tmp_path / "bom", b"\xef\xbb\xbfq 0 d 1\n")
     assert both_qrels(bom) == {"\ufeffq": {"d": 1}}
     lone_cr = write(tmp_path / "cr", "q 0 d 1\rq 0 e 1\n")

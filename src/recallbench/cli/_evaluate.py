@@ -106,48 +106,24 @@ def evaluate(
     # No measure multiplies matrices; OpenBLAS would start a thread per core while numpy
     # is imported (30-40 ms of a 0.15 s evaluation of a small file)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    from recallbench.measures._trec_native import evaluate_files_text, text_lines
-    from recallbench.measures._trec_options import MAX_DOCS
+    from recallbench.measures._files import trec_eval_files
+    from recallbench.measures._trec_options import MAX_DOCS, TrecOptions
 
     if max_docs is not None:
         max_docs = min(max_docs, MAX_DOCS)  # as trec_eval's atol saturates
-
-    compiled = evaluate_files_text(
-        qrels,
-        run,
-        specs,
-        relevance_level=level,
-        complete=complete,
-        max_docs=max_docs,
-        judged_only=judged_only,
-        per_query=per_query,
-        summary=not no_summary,
+    options = TrecOptions(
+        relevance_level=level, complete=complete, max_docs=max_docs, judged_only=judged_only
     )
-    if compiled is not None:  # the compiled engine took them (see _trec_native)
-        if output == "trec":
-            click.echo(compiled[0], nl=False)
-            return
-        lines, tag = text_lines(compiled[0]), compiled[1]
-    else:  # the Python engine: everything the compiled one declines
-        from recallbench.measures._files import evaluate_files
-        from recallbench.measures._trec_eval import TrecOptions
-        from recallbench.measures._trec_output import trec_lines
-        from recallbench.measures._trec_sets import expand_trec_measures
-
-        measures, want_runid, missing = expand_trec_measures(specs or ("official",))
-        if missing:
-            warn(f"note: not implemented, left out: {', '.join(missing)}")
-        options = TrecOptions(
-            relevance_level=level, complete=complete, max_docs=max_docs, judged_only=judged_only
-        )
-        result, tag = evaluate_files(qrels, run, measures, options)
-        summary = not no_summary
-        lines = list(trec_lines(result, per_query, tag if want_runid else None, summary=summary))
+    printed = trec_eval_files(
+        qrels, run, specs, options, per_query=per_query, summary=not no_summary
+    )
+    if printed.left_out:
+        warn(f"note: not implemented, left out: {', '.join(printed.left_out)}")
     if output == "trec":
-        from recallbench.measures._trec_output import format_trec
-
-        click.echo(format_trec(iter(lines)), nl=False)
-    elif output == "csv":  # RFC 4180: quoted where needed, quotes doubled, CRLF lines
+        click.echo(printed.text, nl=False)
+        return
+    lines, tag = printed.lines(), printed.tag
+    if output == "csv":  # RFC 4180: quoted where needed, quotes doubled, CRLF lines
         table = io.StringIO(newline="")
         writer = csv.writer(table)
         writer.writerow(("measure", "query", "value"))

@@ -11,6 +11,7 @@ file and line. Both give the same judgments and rankings for the same bytes.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from recallbench.core import Problem, RunFileError
@@ -63,3 +64,57 @@ def evaluate_files(
             ],
         )
     return evaluation, tag
+
+
+@dataclass(frozen=True)
+class TrecOutput:
+    """What ``recallbench evaluate`` prints, in trec_eval's layout and as lines."""
+
+    text: str
+    """trec_eval's output, byte for byte."""
+    tag: str
+    """The run's tag (its last line's)."""
+    left_out: list[str]
+    """Families of a named set (``all_trec``) that recallbench does not implement."""
+
+    def lines(self) -> list[tuple[str, str, str]]:
+        """The output as (label, query id or ``all``, value)."""
+        from recallbench.measures._trec_native import text_lines
+
+        return text_lines(self.text)
+
+
+def trec_eval_files(
+    qrels: Path,
+    run: Path,
+    specs: Sequence[str],
+    options: TrecOptions,
+    *,
+    per_query: bool = False,
+    summary: bool = True,
+) -> TrecOutput:
+    """trec_eval's output for two files and ``-m`` arguments (``official`` when none): the
+    compiled engine's when it takes them (every trec_eval measure on a plain file), else
+    the Python engine's (recallbench's own measures, files it does not take), which is the
+    same for what both take."""
+    from recallbench.measures._trec_native import evaluate_files_text
+    from recallbench.measures._trec_output import format_trec, trec_lines
+    from recallbench.measures._trec_sets import expand_trec_measures
+
+    compiled = evaluate_files_text(
+        qrels,
+        run,
+        specs,
+        relevance_level=options.relevance_level,
+        complete=options.complete,
+        max_docs=options.max_docs,
+        judged_only=options.judged_only,
+        per_query=per_query,
+        summary=summary,
+    )
+    if compiled is not None:
+        return TrecOutput(*compiled, [])
+    measures, want_runid, left_out = expand_trec_measures(specs or ("official",))
+    result, tag = evaluate_files(qrels, run, measures, options)
+    lines = trec_lines(result, per_query, tag if want_runid else None, summary=summary)
+    return TrecOutput(format_trec(lines), tag, left_out)
