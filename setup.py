@@ -12,10 +12,14 @@ setup(
             [
                 "src/recallbench/measures/_ctrec.c",
                 "src/recallbench/measures/_ctrec_measures.c",
+                "src/recallbench/measures/_ctrec_all_trec.c",
                 "src/recallbench/measures/_ctrec_files.c",
                 "src/recallbench/measures/_ctrec_read.c",
             ],
-            depends=["src/recallbench/measures/_ctrec.h"],
+            depends=[
+                "src/recallbench/measures/_ctrec.h",
+                "src/recallbench/measures/_ctrec_measures.h",
+            ],
             extra_compile_args=["-O2", "-std=c99", "-Wall", "-Wextra", "-Wno-unused-parameter"],
             optional=True,
         )

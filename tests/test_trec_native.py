@@ -4,10 +4,18 @@ Generated UTF-8 files (the compiled engine takes only plain files) with heavy sc
 grades from -2 to 4, unjudged documents, queries on one side only, queries without
 relevant documents, shuffled lines (a query's lines apart), ids that are prefixes of each
 other or differ only in case, and scores written every way a plain decimal can be. Every
-flag combination of the property test is checked against the binary (where trec_eval
-10.0 runs: every judged query in the run unless -c) and against the Python engine (on
-everything), byte for byte. Then what it must decline, each for its own reason, and the
-dict path of ``recallbench.evaluate``.
+flag combination of the property test, with the official measures, ``-m all_trec`` and
+every family's parameters in every form it takes, is checked against the binary (where
+trec_eval 10.0 runs: every judged query in the run unless -c) and against the Python
+engine (on everything), byte for byte. Then what it must decline, each for its own
+reason, and the dict path of ``recallbench.evaluate``.
+
+Where the Python engine's arithmetic is not trec_eval's (11pt_avg sums its levels the
+other way round, ndcg_rel and Rndcg subtract prefix sums, rbp and rbp_resid take powers
+instead of running products) the compiled engine, a port of trec_eval's code, keeps
+trec_eval's: values there may differ from the Python engine's in the last bits
+(:data:`ROUNDED`), and the printed text follows trec_eval (see
+:func:`test_rbp_rounds_as_trec_eval_does`).
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -65,11 +74,34 @@ MEASURES = (
     "-m", "official", "-m", "P.10,5", "-m", "recall.20,3", "-m", "ndcg_cut.7,2",
     "-m", "map_cut.4", "-m", "success.3,1", "-m", "ndcg", "-m", "runid",
 )  # fmt: skip
+ALL_TREC = ("-m", "all_trec")
+PARAMETERS = (
+    "-m", "relstring.4", "-m", "iprec_at_recall.0.5,0.25", "-m", "Rprec_mult.2,0.5",
+    "-m", "utility.2,-0.5,1,0.25", "-m", "11pt_avg.0.2,0.5,0.8", "-m", "set_F.0.5",
+    "-m", "rbp.p=0.5", "-m", "rbp_resid.p=0.8", "-m", "unj.2,7", "-m", "relative_P.3,1",
+    "-m", "gm_bpref", "-m", "num_q", "-m", "runid",
+)  # fmt: skip
+"""Every family's parameters (labelled with them, so a stand-in ranking keeps its
+utility, relstring and rbp_resid), and the families without any."""
+SPELLINGS = (
+    "-m", "relstring.20", "-m", "iprec_at_recall.1,0,.3", "-m", "Rprec_mult.1.5,0.25,3",
+    "-m", "utility.1.5,-1,+0.5,-2", "-m", "11pt_avg.0,0.5,0.5,1", "-m", "set_F.0.5,2",
+    "-m", "rbp.p=0.3,p=0.95", "-m", "rbp_resid.p=0", "-m", "unj.1", "-m", "relative_P.1000,2",
+    "-m", "P.1,7", "-m", "recall.4", "-m", "ndcg_cut.1", "-m", "num_nonrel_judged_ret",
+    "-m", "infAP", "-m", "binG", "-m", "G", "-m", "ndcg_rel", "-m", "Rndcg", "-m", "set_P",
+    "-m", "set_relative_P", "-m", "set_recall", "-m", "set_map",
+)  # fmt: skip
+"""Parameters in other forms: signs, a bare point, repeated levels, set_F's ignored
+second number, rbp's last p, lengths past the ranking."""
 CUTOFFS_ONLY = (
     "-m", "P.2", "-m", "recall.3", "-m", "ndcg_cut.4,1", "-m", "map_cut.2", "-m", "success.1",
     "-m", "num_ret", "-m", "num_rel", "-m", "num_q",
 )  # fmt: skip
 """Only measures that read the first few ranks: grades are looked up to rank 4 only."""
+SHALLOW = ("-m", "relstring.2", "-m", "unj.3,1", "-m", "relative_P.2", "-m", "P.1")
+"""The families -m all_trec adds that read the first ranks only."""
+ROUNDED = ("iprec_avg", "ndcg_rel", "rndcg", "rbp", "rbp_resid")
+"""Families (recallbench names) whose Python engine rounds otherwise than trec_eval."""
 
 
 @pytest.fixture(scope="module")
@@ -135,7 +167,11 @@ def native(qrels: Path, run: Path, flags: Sequence[str], measures: Sequence[str]
     return None if done is None else done[0]
 
 
-@pytest.mark.parametrize("measures", [MEASURES, CUTOFFS_ONLY], ids=["all", "cutoffs only"])
+@pytest.mark.parametrize(
+    "measures",
+    [MEASURES, CUTOFFS_ONLY, ALL_TREC, PARAMETERS, SPELLINGS, SHALLOW],
+    ids=["all", "cutoffs only", "all_trec", "parameters", "spellings", "shallow"],
+)
 @pytest.mark.parametrize("flags", FLAGS, ids=[" ".join(f) or "none" for f in FLAGS])
 def test_matches_trec_eval_and_the_python_engine(
     trec_eval: Path, tmp_path: Path, flags: tuple[str, ...], measures: tuple[str, ...]
@@ -148,7 +184,20 @@ def test_matches_trec_eval_and_the_python_engine(
         if every_judged_ran or "-c" in flags:  # else trec_eval 10.0 exits 4
             expected = run_binary(trec_eval, [*flags, *measures, "-q", str(qrels), str(run)])
             assert ours == expected, f"trec_eval, {flags}"
-    assert "\nP_" in "\n" + ours and "ndcg_cut_" in ours
+    named = {m.partition(".")[0] for m in measures[1::2]} - {"official", "all_trec", "runid"}
+    assert all(f"\n{name}" in "\n" + ours for name in named or ("relstring", "unj_20"))
+
+
+@pytest.mark.parametrize("flags", [(), ("-c",), ("-J", "-M", "2")], ids=["none", "-c", "-J -M 2"])
+def test_rbp_rounds_as_trec_eval_does(
+    trec_eval: Path, tmp_path: Path, flags: tuple[str, ...]
+) -> None:
+    """rbp with p = 0.3 lands on printed ties (0.00945): trec_eval's running product of p
+    rounds them one way, the Python engine's powers of p the other (the binary decides)."""
+    qrels, run = generated(tmp_path, SEED, True)
+    measures = ("-m", "rbp.p=0.3", "-m", "rbp_resid.p=0.3")
+    ours = native(qrels, run, flags, measures)
+    assert ours == run_binary(trec_eval, [*flags, *measures, "-q", str(qrels), str(run)])
 
 
 def test_comments_as_the_line_reader_skips_them(tmp_path: Path) -> None:
@@ -232,7 +281,6 @@ def test_every_layout_prints_what_the_python_engine_prints(
         ("q 0 a 1\n", "q Q0 a 1 1 t\nq Q0 a 2 0.5 t\n", "a document returned twice"),
         ("q 0 a 1\nq 0 a 0\n", "q Q0 a 1 1 t\n", "a pair judged twice"),
         ("q 0 a 1\nz 0 b 1\nz 0 b 0\n", "q Q0 a 1 1 t\n", "judged twice, unevaluated query"),
-        ("q 0 a -1\n", "q Q0 a 1 1 t\n", "no grade of 0 or more"),
         ("q 0 a 1\n", "q Q0 a 1 1e t\n", "an exponent without digits"),
         ("q 0 a 1\n", "q Q0 a 1 1e400 t\n", "an infinite score"),
         ("q 0 a 1\n", "q Q0 a 1 0x1p3 t\n", "a hexadecimal score"),
@@ -260,6 +308,52 @@ def test_declines_what_the_python_engine_must_read(
     assert evaluate_files_text(tmp_path / "qrels", tmp_path / "run", ["official"]) is None, why
 
 
+@pytest.mark.parametrize("flags", FLAGS, ids=[" ".join(f) or "none" for f in FLAGS])
+def test_queries_graded_below_0_only_take_the_python_engines_values(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flags: tuple[str, ...]
+) -> None:
+    """A query whose grades are all below 0 (trec_eval reads stale levels there, or fails):
+    nothing relevant, non-relevant or of any gain, as the Python engine has it."""
+    plain = generate
+
+    def below_0(rng: random.Random, index: int, every_judged_ran: bool) -> Any:
+        qrels, run = plain(rng, index, every_judged_ran)
+        if qrels and index % 3 == 0:
+            qrels = [" ".join([*line.split(" ")[:3], str(-1 - index % 2)]) for line in qrels]
+        return qrels, run
+
+    monkeypatch.setattr(sys.modules[__name__], "generate", below_0)
+    qrels, run = generated(tmp_path, SEED, False)
+    for measures in (ALL_TREC, PARAMETERS):
+        ours = native(qrels, run, flags, measures)
+        assert ours is not None, "the compiled engine declined them"
+        assert ours == in_process(qrels, run, flags, measures)
+
+
+def test_negative_levels_count_as_trec_eval_counts_and_the_api_keeps_the_python_engine(
+    trec_eval: Path, tmp_path: Path
+) -> None:
+    """Below 0 trec_eval counts unjudged documents relevant (their codes -1 and -2 pass
+    its ">= level"): the compiled engine prints what it prints; the API, which took the
+    Python engine's values there (it never counts them), still does."""
+    qrels, run = generated(tmp_path, SEED, True)
+    for level in ("-1", "-2"):
+        for measures in (("-m", "official"), ALL_TREC):
+            ours = native(qrels, run, ("-l", level), measures)
+            expected = run_binary(trec_eval, ["-l", level, *measures, "-q", str(qrels), str(run)])
+            assert ours == expected
+    dict_qrels, dict_run = random_dicts(SEED)
+    calls: list[object] = []
+    for source in ((str(qrels), str(run)), (dict_qrels, dict_run)):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(_trec_native, "evaluate_values", lambda *a, **k: calls.append(a))
+            fast = evaluate(*source, ["all_trec"], relevance_level=-1)
+        assert not calls, "the compiled engine was asked"
+        with _declined():
+            slow = evaluate(*source, ["all_trec"], relevance_level=-1)
+        assert repr(fast.means()) == repr(slow.means())
+
+
 def test_a_missing_file_is_declined(tmp_path: Path) -> None:
     (tmp_path / "qrels").write_text("q 0 a 1\n")
     assert evaluate_files_text(tmp_path / "qrels", tmp_path / "none", ["map"]) is None
@@ -274,6 +368,12 @@ def test_a_missing_file_is_declined(tmp_path: Path) -> None:
         ["ndcg_cut.10", "ndcg", "map", "recip_rank", "runid"],
         ["success", "map_cut", "recall.7", "num_q", "num_rel_ret", "Rprec", "bpref"],
         ["gm_map", "iprec_at_recall", "num_ret", "num_rel"],
+        ["all_trec"],
+        ["official", "all_trec", "relstring.5", "P.3"],
+        ["all_trec", "P.3", "utility.1,2,3,4"],  # the first -m with parameters
+        list(PARAMETERS[1::2]),
+        list(SPELLINGS[1::2]),
+        ["iprec_at_recall.0.5,0.501", "Rprec_mult.0.333,12.5"],  # one label, two values
     ],
 )
 def test_measures_and_labels_are_the_python_engines(specs: list[str]) -> None:
@@ -289,17 +389,42 @@ def test_measures_and_labels_are_the_python_engines(specs: list[str]) -> None:
 @pytest.mark.parametrize(
     "specs",
     [
-        ["all_trec"],
-        ["ndcg@10"],
-        ["relstring"],
+        ["ndcg@10"],  # recallbench's own names
+        ["all_trec", "ndcg@10"],
         ["P.0"],
         ["P.05"],
         ["P.-5"],
         ["P.5,5"],
         ["P.x"],
-        ["iprec_at_recall.0.5"],
+        ["P.5.5"],  # the Python engine reads 5, trec_eval 5 too: left to it all the same
+        ["P." + ",".join(map(str, range(1, 66)))],  # more values than the engine holds
         ["map.5"],
-        ["ndcg.1=2"],
+        ["ndcg.5"],  # the Python engine reads it as ndcg_cut.5, trec_eval as a gain map
+        ["ndcg.1=2"],  # gain maps: the Python engine refuses them
+        ["G.1=2"],
+        ["Rndcg.0=1"],
+        ["rbp.1=2"],
+        ["rbp.p=1"],
+        ["rbp.q=0.5"],
+        ["rbp_resid.p=0.5,2=1"],
+        ["relstring.5,10"],  # the Python engine prints two strings, trec_eval one
+        ["relstring.101"],  # longer than the engine holds
+        ["relstring.0"],
+        ["iprec_at_recall.1.5"],
+        ["iprec_at_recall.0.5,0.50"],  # one level twice: the Python engine names it
+        ["iprec_at_recall.1e-1"],  # numbers in other spellings
+        ["iprec_at_recall. 0.5"],
+        ["iprec_at_recall.0x1"],
+        ["Rprec_mult.0"],
+        ["utility.1,2,3"],
+        ["utility.1,2,3,4,5"],
+        ["utility.1,,2,3"],
+        ["11pt_avg.0.5,0.2"],  # trec_eval walks them ascending
+        ["11pt_avg.1.5"],
+        ["set_F.-1"],
+        ["infAP.3"],
+        ["set_P.3"],
+        ["num_nonrel_judged_ret.1"],
         ["nosuch"],
     ],
 )
@@ -341,7 +466,12 @@ def random_dicts(seed: int) -> tuple[dict[str, dict[str, int]], dict[str, dict[s
     [
         ["official", "ndcg_cut.10,3", "ndcg", "recall.5", "success.1"],
         ["ndcg_cut.3", "P.2", "map_cut.1", "success.1", "num_ret"],  # the first ranks only
+        ["all_trec"],
+        list(PARAMETERS[1::2]),
+        list(SPELLINGS[1::2]),
+        list(SHALLOW[1::2]),
     ],
+    ids=["official", "first ranks", "all_trec", "parameters", "spellings", "shallow"],
 )
 def test_dicts_give_the_python_engines_values(
     options: dict[str, object], measures: list[str]
@@ -355,14 +485,21 @@ def test_files_through_the_api_give_the_python_engines_values(
     tmp_path: Path, options: dict[str, object]
 ) -> None:
     qrels, run = generated(tmp_path, SEED, False)
-    for measures in (["official", "ndcg", "ndcg_cut.10,3"], ["P.2", "success.1", "num_q"]):
+    for measures in (
+        ["official", "ndcg", "ndcg_cut.10,3"],
+        ["P.2", "success.1", "num_q"],
+        ["all_trec"],
+        list(PARAMETERS[1::2]),
+    ):
         assert_same_evaluations(str(qrels), run, measures, options)
 
 
 def assert_same_evaluations(
     qrels: object, run: object, measures: list[str], options: dict[str, object]
 ) -> None:
-    """The compiled engine's Evaluation equals the Python engine's, value for value."""
+    """The compiled engine's Evaluation equals the Python engine's, value for value (to the
+    last bits where the Python engine rounds otherwise than trec_eval: :data:`ROUNDED`),
+    string for string."""
     calls: list[object] = []
     real = _trec_native.evaluate_values
 
@@ -378,10 +515,19 @@ def assert_same_evaluations(
         slow = evaluate(qrels, run, measures, **options)  # type: ignore[arg-type]
     assert fast.query_ids == slow.query_ids
     assert list(fast.values) == list(slow.values)
+    assert fast.texts == slow.texts
     for name in slow.values:
+        rounded = name.partition("@")[0] in ROUNDED
         for a, b in zip(fast.values[name], slow.values[name], strict=True):
-            assert a == b or (math.isnan(a) and math.isnan(b)), (name, options)
-        assert repr(fast.mean(name)) == repr(slow.mean(name)), (name, options)
+            same = a == b or (rounded and math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-15))
+            assert same or (math.isnan(a) and math.isnan(b)), (name, options)
+        if name in slow.texts:
+            continue
+        if rounded:
+            a, b = fast.mean(name), slow.mean(name)
+            assert math.isclose(a, b, rel_tol=1e-12) or (math.isnan(a) and math.isnan(b))
+        else:
+            assert repr(fast.mean(name)) == repr(slow.mean(name)), (name, options)
     assert list(fast.missing) == list(slow.missing)
     assert list(fast.included) == list(slow.included)
     assert list(fast.no_relevant) == list(slow.no_relevant)

@@ -108,18 +108,20 @@ def _compiled(
 ) -> Evaluation | None:
     """The evaluation by the compiled engine of dicts in form or two plain files (see
     :mod:`recallbench.measures._trec_native`), None when it declines them or the measures.
-    gm_map's per-query value is average precision here, as the Python engine gives it (the
-    geometric mean is taken over the queries). ``parsed`` are ``specs`` expanded."""
+    gm_map's and gm_bpref's per-query values are average precision and bpref here, as the
+    Python engine gives them (the geometric mean is taken over the queries); relstring's
+    strings are its texts. ``parsed`` are ``specs`` expanded."""
     from recallbench.measures import _trec_native
 
     chosen = _trec_native.families(specs)
     if chosen is None or options.relevance_level < 0:
-        return None  # below 0, the Python engine's num_rel differs from trec_eval's
-    gm_map, map_code = _trec_native.FAMILIES["gm_map"], _trec_native.FAMILIES["map"]
+        # below 0, trec_eval (so its compiled port) counts unjudged documents relevant
+        # (their codes -1 and -2 pass its ">= level"); the Python engine never does
+        return None
     done = _trec_native.evaluate_values(
         qrels,
         run,
-        [(map_code if code == gm_map else code, p, labels) for code, p, labels in chosen[0]],
+        _trec_native.per_query_families(chosen[0]),
         relevance_level=options.relevance_level,
         complete=options.complete,
         max_docs=options.max_docs,
@@ -129,6 +131,7 @@ def _compiled(
         return None
     names, columns, missing_list, num_rel, complete_num_rel = done
     by_name = {str(measure): measure for measure in parsed}
+    measured = _trec_native.measure_columns(chosen[0], columns)
     missing = np.array(missing_list, dtype=bool)
     aggregates = {  # as evaluate_trec_table: every judgment graded above 0, whatever -l
         name: float(complete_num_rel)
@@ -137,7 +140,10 @@ def _compiled(
     }
     return Evaluation(
         query_ids=tuple(names),
-        values={name: np.array(column) for name, column in zip(by_name, columns, strict=True)},
+        values={name: np.array(got[0]) for name, got in zip(by_name, measured, strict=True)},
+        texts={
+            name: got[1] for name, got in zip(by_name, measured, strict=True) if got[1] is not None
+        },
         included=np.ones(len(names), dtype=bool) if options.complete else ~missing,
         missing=missing,
         no_relevant=np.array(num_rel) == 0,

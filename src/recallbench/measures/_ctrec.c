@@ -1,4 +1,4 @@
-/* recallbench.measures._ctrec: trec_eval's common measures in C, for plain files and in-memory dicts.
+/* recallbench.measures._ctrec: trec_eval's measures in C, for plain files and in-memory dicts.
  *
  * A port of trec_eval 10.0's evaluation of the measures below (form_res_rels.c and the
  * m_*.c files named at each family), so that values agree with it to the last bit: the
@@ -11,11 +11,12 @@
  * reader do) without NUL or the separator controls 0x1c-0x1f, four fields on every qrels
  * data line and at least six on every run data line (comments skipped where the line
  * reader skips them), scores as the line reader takes them, grades as integers of at
- * most 15 digits, no document returned twice for a query and no pair judged twice, and
- * every evaluated query with a grade of 0 or more.
+ * most 15 digits, no document returned twice for a query and no pair judged twice. (A
+ * query whose grades are all below 0 takes the Python engine's values: trec_eval has none.)
  *
  * This file is the module's Python side (arguments, dicts, results); _ctrec_measures.c
- * computes a query's values and prints trec_eval's lines, _ctrec_files.c reads files.
+ * computes a query's values and prints trec_eval's lines (_ctrec_all_trec.c the families
+ * -m all_trec adds), _ctrec_files.c reads files.
  */
 #include "_ctrec.h"
 
@@ -61,22 +62,19 @@ static int parse_families(PyObject *spec, Families *fs)
         if (!PyArg_ParseTuple(item, "iO!O!", &code, &PyTuple_Type, &params, &PyTuple_Type,
                               &labels))
             return -1;
+        long depth;
         if (code < 0 || code >= F_COUNT || PyTuple_GET_SIZE(labels) < 1 ||
-            PyTuple_GET_SIZE(labels) > 64) {
+            PyTuple_GET_SIZE(labels) > 64 || PyTuple_GET_SIZE(params) > 64) {
             PyErr_SetString(PyExc_ValueError, "bad measure family");
             return -1;
         }
         f->code = code;
         f->count = PyTuple_GET_SIZE(labels);
-        if (code == F_NUM_REL_RET || code == F_MAP || code == F_GM_MAP || code == F_RPREC ||
-            code == F_BPREF || code == F_RECIP_RANK || code == F_IPREC || code == F_NDCG)
-            fs->depth = -1;  /* reads every rank */
-        f->slot = fs->slots;
-        fs->slots += f->count;
+        f->num_params = PyTuple_GET_SIZE(params);
         fs->count++;
         f->labels = PyMem_Calloc((size_t) f->count, sizeof(char *));
-        f->cutoffs = PyMem_Calloc((size_t) f->count, sizeof(long));
-        f->levels = PyMem_Calloc((size_t) f->count, sizeof(double));
+        f->cutoffs = PyMem_Calloc((size_t) (f->num_params + 1), sizeof(long));
+        f->levels = PyMem_Calloc((size_t) (f->num_params + 1), sizeof(double));
         if (!f->labels || !f->cutoffs || !f->levels)
             return -1;
         if (PyList_Append(fs->label_refs, labels) < 0)
@@ -85,16 +83,29 @@ static int parse_families(PyObject *spec, Families *fs)
             f->labels[j] = PyUnicode_AsUTF8(PyTuple_GET_ITEM(labels, j));
             if (!f->labels[j])
                 return -1;
-            if (j < PyTuple_GET_SIZE(params)) {
-                PyObject *p = PyTuple_GET_ITEM(params, j);
-                f->levels[j] = PyFloat_AsDouble(p);
-                f->cutoffs[j] = (long) f->levels[j];
-                if (PyErr_Occurred())
-                    return -1;
-                if (code != F_IPREC && fs->depth >= 0 && f->cutoffs[j] > fs->depth)
-                    fs->depth = f->cutoffs[j];
-            }
         }
+        for (j = 0; j < f->num_params; j++) {
+            f->levels[j] = PyFloat_AsDouble(PyTuple_GET_ITEM(params, j));
+            if (PyErr_Occurred())
+                return -1;
+            if (!(fabs(f->levels[j]) < 1e15)) {
+                PyErr_SetString(PyExc_ValueError, "bad measure parameter");
+                return -1;
+            }
+            f->cutoffs[j] = (long) f->levels[j];
+        }
+        f->width = ctrec_family_width(f);
+        if (f->width < f->count || f->width > 4096) {
+            PyErr_SetString(PyExc_ValueError, "bad measure family");
+            return -1;
+        }
+        f->slot = fs->slots;
+        fs->slots += f->width;
+        depth = ctrec_family_depth(f);  /* -1: reads every rank */
+        if (depth < 0 || fs->depth < 0)
+            fs->depth = -1;
+        else if (depth > fs->depth)
+            fs->depth = depth;
     }
     return 0;
 }
@@ -369,8 +380,7 @@ static PyObject *py_evaluate_dicts(PyObject *self, PyObject *args)
             if (g > 0)
                 complete_num_rel++;
         }
-        if (!ctrec_summarise_grades(grades, (long) k, o.level, &summary))
-            goto decline;
+        ctrec_summarise_grades(grades, (long) k, o.level, &summary);
         ranking = PyDict_GetItem(run, name);
         stand_in = ranking == NULL;
         if (!stand_in) {
@@ -451,7 +461,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_ctrec",
-    "trec_eval's common measures in C (see recallbench.measures._trec_native).", -1, methods,
+    "trec_eval's measures in C (see recallbench.measures._trec_native).", -1, methods,
     NULL, NULL, NULL, NULL,
 };
 

@@ -18,16 +18,22 @@
 enum {
     F_NUM_Q, F_NUM_RET, F_NUM_REL, F_NUM_REL_RET, F_MAP, F_GM_MAP, F_RPREC, F_BPREF,
     F_RECIP_RANK, F_IPREC, F_P, F_RECALL, F_NDCG, F_NDCG_CUT, F_MAP_CUT, F_SUCCESS,
+    F_RELSTRING, F_INFAP, F_GM_BPREF, F_RPREC_MULT, F_UTILITY, F_11PT_AVG, F_BING, F_G,
+    F_NDCG_REL, F_RNDCG, F_RELATIVE_P, F_SET_P, F_SET_RELATIVE_P, F_SET_RECALL, F_SET_MAP,
+    F_SET_F, F_NUM_NONREL_JUDGED_RET, F_RBP, F_RBP_RESID, F_UNJ,
     F_COUNT
 };
 
 typedef struct {
     int code;
-    Py_ssize_t count;      /* values (cutoffs; 1 for single-valued families) */
-    long *cutoffs;         /* integer parameters (P, recall, ndcg_cut, map_cut, success) */
-    double *levels;        /* iprec_at_recall's recall levels */
+    Py_ssize_t count;      /* printed values (cutoffs; 1 for single-valued families) */
+    Py_ssize_t num_params; /* parameters given (cutoffs, levels, coefficients, ...) */
+    long *cutoffs;         /* the parameters as integers (cutoffs, relstring's length) */
+    double *levels;        /* the parameters as given (levels, multiples, coefficients) */
     const char **labels;   /* printed names, count of them */
     Py_ssize_t slot;       /* first value's index in a query's values */
+    Py_ssize_t width;      /* values it takes: count, or relstring's length (a character
+                            * code a value, 0 past the end) */
 } Family;
 
 typedef struct {
@@ -75,7 +81,9 @@ typedef struct {
 } Text;
 
 /* _ctrec_measures.c: one query's values, trec_eval's lines */
-int ctrec_summarise_grades(long *grades, long n, long level, Judged *out);
+void ctrec_summarise_grades(long *grades, long n, long level, Judged *out);
+Py_ssize_t ctrec_family_width(const Family *f);
+long ctrec_family_depth(const Family *f);
 void ctrec_evaluate_query(Hit *hits, Py_ssize_t n, const Judged *judged, const Options *o,
                           const Families *fs, GradeOf grade_of, const void *context,
                           long *rels, int stand_in, double *values);

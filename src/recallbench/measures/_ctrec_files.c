@@ -766,8 +766,7 @@ static int evaluate_files_here(FileWork *w, const char *qrels_path, const char *
             if (g > 0)
                 complete_num_rel++;
         }
-        if (!ctrec_summarise_grades(w->grades, (long) n, o->level, &judged))
-            return 0;
+        ctrec_summarise_grades(w->grades, (long) n, o->level, &judged);
         if (index_judgments(&w->judged, w->jorder, w->jopens[q], w->jopens[q + 1], (uint32_t) q,
                             w->judgments, &w->index) < 0)
             return 0;  /* judged twice: the line reader says where */

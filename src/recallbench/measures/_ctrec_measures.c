@@ -1,24 +1,41 @@
 /* recallbench.measures._ctrec: trec_eval's measures for one query, and its printed lines.
  *
- * calc_family ports the m_*.c file named at each family; ctrec_evaluate_query does what
- * form_res_rels.c does before them (rank, cut at -M, grade, drop unjudged under -J). */
-#include "_ctrec.h"
+ * calc_family ports the m_*.c file named at each official family (the others are in
+ * _ctrec_all_trec.c); ctrec_evaluate_query does what form_res_rels.c does before them
+ * (rank, cut at -M, grade, drop unjudged under -J). */
+#include "_ctrec_measures.h"
 
 #include <math.h>
 #include <stdio.h>
 
-/* trec_eval's RES_RELS for one query. */
-typedef struct {
-    long num_ret;
-    long num_rel_ret;
-    long num_rel;
-    long num_nonrel;
-    const long *rel;
-    const long *ideal;
-    long num_ideal;
-} ResRels;
-
 /* ---------------------------------------------------------------- measures */
+
+/* m_bpref.c (and m_gm_bpref.c before its log) */
+double ctrec_bpref(const ResRels *rr, long level)
+{
+    long i, rel_so_far = 0, nonrel_so_far = 0;
+    double bpref = 0.0;
+    for (i = 0; i < rr->num_ret; i++) {
+        long r = rr->rel[i];
+        if (r == RELVALUE_NONPOOL || r == RELVALUE_UNJUDGED)
+            continue;
+        if (r >= 0 && r < level) {
+            nonrel_so_far++;
+        } else {
+            rel_so_far++;
+            if (nonrel_so_far > 0) {
+                long a = nonrel_so_far < rr->num_rel ? nonrel_so_far : rr->num_rel;
+                long b = rr->num_nonrel < rr->num_rel ? rr->num_nonrel : rr->num_rel;
+                bpref += 1.0 - ((double) a / (double) b);
+            } else {
+                bpref += 1.0;
+            }
+        }
+    }
+    if (rr->num_rel)
+        bpref /= rr->num_rel;
+    return bpref;
+}
 
 static void calc_family(const Family *f, const ResRels *rr, long level, double *v)
 {
@@ -64,31 +81,9 @@ static void calc_family(const Family *f, const ResRels *rr, long level, double *
         v[0] = (double) rel_so_far / (double) rr->num_rel;
         return;
     }
-    case F_BPREF: {  /* m_bpref.c */
-        long nonrel_so_far = 0;
-        double bpref = 0.0;
-        for (i = 0; i < rr->num_ret; i++) {
-            long r = rr->rel[i];
-            if (r == RELVALUE_NONPOOL || r == RELVALUE_UNJUDGED)
-                continue;
-            if (r >= 0 && r < level) {
-                nonrel_so_far++;
-            } else {
-                rel_so_far++;
-                if (nonrel_so_far > 0) {
-                    long a = nonrel_so_far < rr->num_rel ? nonrel_so_far : rr->num_rel;
-                    long b = rr->num_nonrel < rr->num_rel ? rr->num_nonrel : rr->num_rel;
-                    bpref += 1.0 - ((double) a / (double) b);
-                } else {
-                    bpref += 1.0;
-                }
-            }
-        }
-        if (rr->num_rel)
-            bpref /= rr->num_rel;
-        v[0] = bpref;
+    case F_BPREF:
+        v[0] = ctrec_bpref(rr, level);
         return;
-    }
     case F_RECIP_RANK:  /* m_recip_rank.c */
         for (i = 0; i < rr->num_ret; i++)
             if (rr->rel[i] >= level)
@@ -203,12 +198,58 @@ static void calc_family(const Family *f, const ResRels *rr, long level, double *
                 v[c] /= ideal_dcg;
         return;
     }
+    default:
+        ctrec_calc_all_trec(f, rr, level, v);
+    }
+}
+
+/* Values a family takes in a query's row: relstring a character a value. */
+Py_ssize_t ctrec_family_width(const Family *f)
+{
+    if (f->code == F_RELSTRING)
+        return f->num_params == 1 && f->cutoffs[0] > 0 ? (Py_ssize_t) f->cutoffs[0] : 0;
+    return f->count;
+}
+
+/* The ranks whose grades a family reads (its largest cutoff), -1 for every rank. */
+long ctrec_family_depth(const Family *f)
+{
+    Py_ssize_t j;
+    long depth = 0;
+    switch (f->code) {
+    case F_NUM_Q:
+    case F_NUM_RET:
+    case F_NUM_REL:
+        return 0;
+    case F_P:
+    case F_RECALL:
+    case F_NDCG_CUT:
+    case F_MAP_CUT:
+    case F_SUCCESS:
+    case F_RELATIVE_P:
+    case F_UNJ:
+    case F_RELSTRING:
+        for (j = 0; j < f->num_params; j++)
+            if (f->cutoffs[j] > depth)
+                depth = f->cutoffs[j];
+        return depth;
+    default:
+        return -1;
     }
 }
 
 static int is_long_family(int code)
 {
-    return code == F_NUM_Q || code == F_NUM_RET || code == F_NUM_REL || code == F_NUM_REL_RET;
+    return code == F_NUM_Q || code == F_NUM_RET || code == F_NUM_REL || code == F_NUM_REL_RET ||
+           code == F_NUM_NONREL_JUDGED_RET;
+}
+
+/* trec_eval.c: what a stand-in ranking (-c) leaves, by printed name */
+static int cleared_for_stand_in(const char *label)
+{
+    return strcmp(label, "num_ret") == 0 || strcmp(label, "utility") == 0 ||
+           strcmp(label, "relstring") == 0 || strncmp(label, "unj", 3) == 0 ||
+           strcmp(label, "rbp_resid") == 0;
 }
 
 /* ------------------------------------------------------------------ ranking */
@@ -293,16 +334,17 @@ static void order_gains(long *gains, long n)
             gains[at++] = level;
 }
 
-/* Judged from a query's grades (reordered in place; the ideal gains are a prefix). */
-int ctrec_summarise_grades(long *grades, long n, long level, Judged *out)
+/* Judged from a query's grades (reordered in place; the ideal gains are a prefix). A
+ * query whose grades are all below 0 has nothing relevant, non-relevant or of any gain:
+ * the Python engine's values (trec_eval reads stale levels there, or fails). */
+void ctrec_summarise_grades(long *grades, long n, long level, Judged *out)
 {
-    long i, kept = 0, nonneg = 0;
+    long i, kept = 0;
     out->num_rel = out->num_nonrel = 0;
     for (i = 0; i < n; i++) {
         long g = grades[i];
         if (g < 0)
             continue;
-        nonneg++;
         if (g >= level)
             out->num_rel++;
         else
@@ -314,8 +356,6 @@ int ctrec_summarise_grades(long *grades, long n, long level, Judged *out)
         order_gains(grades, kept);
     out->ideal = grades;
     out->num_ideal = kept;
-    /* no grade of 0 or more: trec_eval reads the previous query's levels; decline */
-    return nonneg > 0;
 }
 
 /* One query: hits ranked, cut, graded (to the depth the families read), judged-only;
@@ -336,6 +376,8 @@ void ctrec_evaluate_query(Hit *hits, Py_ssize_t n, const Judged *judged, const O
         hits[i].rel = RELVALUE_NONPOOL;
     rr.num_ret = 0;
     rr.num_rel_ret = 0;
+    rr.num_nonpool = 0;
+    rr.num_unjudged = 0;
     for (i = 0; i < n; i++) {
         long r = hits[i].rel;
         if (o->judged_only) {
@@ -343,7 +385,11 @@ void ctrec_evaluate_query(Hit *hits, Py_ssize_t n, const Judged *judged, const O
                 continue;
             if (r >= o->level)
                 rr.num_rel_ret++;
-        } else if (r >= 0 && r >= o->level) {
+        } else if (r == RELVALUE_NONPOOL) {
+            rr.num_nonpool++;
+        } else if (r == RELVALUE_UNJUDGED) {
+            rr.num_unjudged++;
+        } else if (r >= o->level) {
             rr.num_rel_ret++;
         }
         rels[rr.num_ret++] = r;
@@ -355,9 +401,12 @@ void ctrec_evaluate_query(Hit *hits, Py_ssize_t n, const Judged *judged, const O
     rr.num_ideal = judged->num_ideal;
     for (f = 0; f < fs->count; f++) {
         const Family *fam = &fs->families[f];
+        Py_ssize_t j;
         calc_family(fam, &rr, o->level, values + fam->slot);
-        if (stand_in && fam->code == F_NUM_RET)
-            values[fam->slot] = 0;  /* trec_eval.c clears a stand-in ranking's num_ret */
+        if (stand_in)
+            for (j = 0; j < fam->count; j++)
+                if (cleared_for_stand_in(fam->labels[j]))
+                    values[fam->slot + j] = 0;  /* relstring: an empty string */
     }
 }
 
@@ -397,12 +446,36 @@ static int text_line(Text *t, const char *label, const char *qid, int as_long, d
     return 0;
 }
 
+/* m_relstring.c's "%-22s\t%s\t'%s'\n" */
+static int text_relstring(Text *t, const Family *fam, const char *qid, const double *values)
+{
+    Py_ssize_t j;
+    size_t room = strlen(fam->labels[0]) + strlen(qid) + (size_t) fam->width + 64;
+    int written;
+    if (ctrec_text_reserve(t, room) < 0)
+        return -1;
+    written = snprintf(t->data + t->size, room, "%-22s\t%s\t'", fam->labels[0], qid);
+    if (written < 0 || (size_t) written >= room)
+        return -1;
+    t->size += (size_t) written;
+    for (j = 0; j < fam->width && values[fam->slot + j] != 0; j++)
+        t->data[t->size++] = (char) values[fam->slot + j];
+    t->data[t->size++] = '\'';
+    t->data[t->size++] = '\n';
+    return 0;
+}
+
 int ctrec_print_query(Text *t, const Families *fs, const char *qid, const double *values)
 {
     Py_ssize_t f, j;
     for (f = 0; f < fs->count; f++) {
         const Family *fam = &fs->families[f];
-        if (fam->code == F_NUM_Q || fam->code == F_GM_MAP)
+        if (fam->code == F_RELSTRING) {
+            if (text_relstring(t, fam, qid, values) < 0)
+                return -1;
+            continue;
+        }
+        if (fam->code == F_NUM_Q || fam->code == F_GM_MAP || fam->code == F_GM_BPREF)
             continue;  /* printed in the summary only */
         for (j = 0; j < fam->count; j++)
             if (text_line(t, fam->labels[j], qid, is_long_family(fam->code),
@@ -426,12 +499,15 @@ void ctrec_finish_summary(const Families *fs, double *sums, long num_queries,
             break;
         case F_NUM_RET:
         case F_NUM_REL_RET:
+        case F_NUM_NONREL_JUDGED_RET:
+        case F_RELSTRING:  /* not printed */
             break;
         case F_NUM_REL:
             if (complete)
                 v[0] = complete_num_rel;
             break;
         case F_GM_MAP:
+        case F_GM_BPREF:  /* te_calc_avg_meas_s_gm */
             if (num_queries > 0)
                 v[0] = exp(v[0] / num_queries);
             break;
@@ -448,6 +524,8 @@ int ctrec_print_summary(Text *t, const Families *fs, const double *sums)
     Py_ssize_t f, j;
     for (f = 0; f < fs->count; f++) {
         const Family *fam = &fs->families[f];
+        if (fam->code == F_RELSTRING)
+            continue;  /* per query only */
         for (j = 0; j < fam->count; j++)
             if (text_line(t, fam->labels[j], "all", is_long_family(fam->code),
                           sums[fam->slot + j]) < 0)

@@ -1,0 +1,27 @@
+/* recallbench.measures._ctrec: what its two measure files share (_ctrec_measures.c and
+ * _ctrec_all_trec.c). */
+#ifndef RECALLBENCH_CTREC_MEASURES_H
+#define RECALLBENCH_CTREC_MEASURES_H
+
+#include "_ctrec.h"
+
+/* trec_eval's RES_RELS for one query (form_res_rels.c). */
+typedef struct {
+    long num_ret;
+    long num_rel_ret;
+    long num_rel;
+    long num_nonrel;       /* judged grades in [0, level) */
+    long num_nonpool;      /* returned, not judged (0 under -J, as form_res_rels.c) */
+    long num_unjudged;     /* returned, judged below 0 (0 under -J) */
+    const long *rel;
+    const long *ideal;     /* the grades above 0, descending: the ideal ranking's gains */
+    long num_ideal;
+} ResRels;
+
+/* bpref (m_bpref.c), shared with gm_bpref */
+double ctrec_bpref(const ResRels *rr, long level);
+
+/* _ctrec_all_trec.c: the families -m all_trec adds to the official ones */
+void ctrec_calc_all_trec(const Family *f, const ResRels *rr, long level, double *v);
+
+#endif
