@@ -261,7 +261,9 @@ def test_summary_only_and_no_summary_match_the_python_engine(tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize("layout", ["json", "csv", "trec"])
-@pytest.mark.parametrize("flags", [(), ("-q",), ("-q", "-n"), ("-c", "-J", "-m", "P.5")])
+@pytest.mark.parametrize(
+    "flags", [(), ("-q",), ("-q", "-n"), ("-c", "-J", "-m", "P.5"), ("-q", "-c", "-m", "all_trec")]
+)
 def test_every_layout_prints_what_the_python_engine_prints(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, layout: str, flags: tuple[str, ...]
 ) -> None:

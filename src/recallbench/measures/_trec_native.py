@@ -116,8 +116,14 @@ def _decimal(text: str) -> float | None:
 
 
 def _decimals(params: str) -> list[float] | None:
-    numbers = [_decimal(part) for part in params.split(",")]
-    return None if None in numbers else numbers  # type: ignore[return-value]
+    """Comma-separated :func:`_decimal` numbers, None when any is not one."""
+    numbers = []
+    for part in params.split(","):
+        number = _decimal(part)
+        if number is None:
+            return None
+        numbers.append(number)
+    return numbers
 
 
 def _levels(family: str, given: str | None) -> tuple[float, ...] | None:
