@@ -10,12 +10,8 @@ trec_eval 10.0 runs: every judged query in the run unless -c) and against the Py
 engine (on everything), byte for byte. Then what it must decline, each for its own
 reason, and the dict path of ``recallbench.evaluate``.
 
-Where the Python engine's arithmetic is not trec_eval's (11pt_avg sums its levels the
-other way round, ndcg_rel and Rndcg subtract prefix sums, rbp and rbp_resid take powers
-instead of running products) the compiled engine, a port of trec_eval's code, keeps
-trec_eval's: values there may differ from the Python engine's in the last bits
-(:data:`ROUNDED`), and the printed text follows trec_eval (see
-:func:`test_rbp_rounds_as_trec_eval_does`).
+Both engines do trec_eval's arithmetic in trec_eval's order, so their values are equal to
+the last bit, the means too (see :func:`test_rbp_rounds_as_trec_eval_does`).
 """
 
 from __future__ import annotations
@@ -100,8 +96,6 @@ CUTOFFS_ONLY = (
 """Only measures that read the first few ranks: grades are looked up to rank 4 only."""
 SHALLOW = ("-m", "relstring.2", "-m", "unj.3,1", "-m", "relative_P.2", "-m", "P.1")
 """The families -m all_trec adds that read the first ranks only."""
-ROUNDED = ("iprec_avg", "ndcg_rel", "rndcg", "rbp", "rbp_resid")
-"""Families (recallbench names) whose Python engine rounds otherwise than trec_eval."""
 
 
 @pytest.fixture(scope="module")
@@ -193,7 +187,8 @@ def test_rbp_rounds_as_trec_eval_does(
     trec_eval: Path, tmp_path: Path, flags: tuple[str, ...]
 ) -> None:
     """rbp with p = 0.3 lands on printed ties (0.00945): trec_eval's running product of p
-    rounds them one way, the Python engine's powers of p the other (the binary decides)."""
+    rounds them one way, powers of p the other (the binary decides; the Python engine's
+    side: test_trec_eval_exact_sums)."""
     qrels, run = generated(tmp_path, SEED, True)
     measures = ("-m", "rbp.p=0.3", "-m", "rbp_resid.p=0.3")
     ours = native(qrels, run, flags, measures)
@@ -500,8 +495,7 @@ def assert_same_evaluations(
     qrels: object, run: object, measures: list[str], options: dict[str, object]
 ) -> None:
     """The compiled engine's Evaluation equals the Python engine's, value for value (to the
-    last bits where the Python engine rounds otherwise than trec_eval: :data:`ROUNDED`),
-    string for string."""
+    last bit), string for string."""
     calls: list[object] = []
     real = _trec_native.evaluate_values
 
@@ -519,16 +513,9 @@ def assert_same_evaluations(
     assert list(fast.values) == list(slow.values)
     assert fast.texts == slow.texts
     for name in slow.values:
-        rounded = name.partition("@")[0] in ROUNDED
         for a, b in zip(fast.values[name], slow.values[name], strict=True):
-            same = a == b or (rounded and math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-15))
-            assert same or (math.isnan(a) and math.isnan(b)), (name, options)
-        if name in slow.texts:
-            continue
-        if rounded:
-            a, b = fast.mean(name), slow.mean(name)
-            assert math.isclose(a, b, rel_tol=1e-12) or (math.isnan(a) and math.isnan(b))
-        else:
+            assert a == b or (math.isnan(a) and math.isnan(b)), (name, options)
+        if name not in slow.texts:
             assert repr(fast.mean(name)) == repr(slow.mean(name)), (name, options)
     assert list(fast.missing) == list(slow.missing)
     assert list(fast.included) == list(slow.included)

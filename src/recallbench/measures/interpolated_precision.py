@@ -162,8 +162,10 @@ class InterpolatedPrecisionAverage(Measure):
         return cls(levels=levels, trec_params=argument)
 
     def compute(self, table: RankTable) -> FloatArray:
+        # Added from the last level to the first, as m_11pt_avg.c walks its (ascending)
+        # levels while it goes up the ranking: float addition depends on the order.
         total = np.zeros(table.num_queries)
-        for row in interpolated_precision(table, self.levels):  # trec_eval's order of sums
+        for row in interpolated_precision(table, self.levels)[::-1]:
             total += row
         values: FloatArray = total / len(self.levels)
         return values
