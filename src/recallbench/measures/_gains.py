@@ -3,7 +3,8 @@
 trec_eval's default gain of a document is its judged grade; unjudged documents, documents
 with a negative grade (pooled but not judged) and repeats gain 0. The ideal ranking is every
 judged document of the query sorted by grade, best first, followed by gain-0 positions. The
-helpers give prefix sums within each query over both rankings, vectorised over all queries.
+helpers give each row's gain over both rankings and prefix sums within each query,
+vectorised over all queries.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from recallbench.measures._table import FloatArray, IntArray, RankTable
+from recallbench.measures._table import IntArray, RankTable
 
 NumberArray = npt.NDArray[np.int64] | npt.NDArray[np.float64]
 
@@ -42,23 +43,6 @@ def returned_gain(table: RankTable) -> IntArray:
 def ideal_gain(table: RankTable) -> IntArray:
     """Gain of every position of every query's ideal ranking (``judged_*`` order)."""
     return np.maximum(table.judged_grade, 0).astype(np.int64)
-
-
-def discount(rank: IntArray) -> FloatArray:
-    """``1 / log2(rank + 2)`` for a 0-based rank."""
-    result: FloatArray = 1.0 / np.log2(rank + 2.0)
-    return result
-
-
-def dcg_through(table: RankTable, query: IntArray, count: IntArray) -> FloatArray:
-    """DCG of the first ``count`` returned documents of each ``query``."""
-    return table.sum_before(returned_gain(table) * discount(table.rank), query, count)
-
-
-def ideal_dcg_through(table: RankTable, query: IntArray, count: IntArray) -> FloatArray:
-    """DCG of the first ``count`` positions of each ``query``'s ideal ranking."""
-    gains = ideal_gain(table) * discount(table.judged_rank)
-    return leading_sums(gains, judged_sizes(table), query, count).astype(np.float64)
 
 
 def positive_judged(table: RankTable) -> IntArray:
