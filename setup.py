@@ -18,7 +18,7 @@ setup(
             ],
             depends=[
                 "src/recallbench/measures/_ctrec.h",
-                "src/recallbench/measures/_ctrec_measures.h",
+                "src/recallbench/measures/_ctrec_res_rels.h",
             ],
             extra_compile_args=["-O2", "-std=c99", "-Wall", "-Wextra", "-Wno-unused-parameter"],
             optional=True,

@@ -5,11 +5,38 @@
  * gain is the grade; gain_init.c): the ideal ranking's gain at a position is then the
  * position's entry of the grades above 0 sorted descending, 0 past them, which is what
  * setup_gains' levels walk gives. */
-#include "_ctrec_measures.h"
+#include "_ctrec_res_rels.h"
 
 #include <math.h>
 
 #define INFAP_EPSILON .00001
+
+/* m_bpref.c; gm_bpref's per-query value too */
+double ctrec_bpref(const ResRels *rr, long level)
+{
+    long i, rel_so_far = 0, nonrel_so_far = 0;
+    double bpref = 0.0;
+    for (i = 0; i < rr->num_ret; i++) {
+        long r = rr->rel[i];
+        if (r == RELVALUE_NONPOOL || r == RELVALUE_UNJUDGED)
+            continue;
+        if (r >= 0 && r < level) {
+            nonrel_so_far++;
+        } else {
+            rel_so_far++;
+            if (nonrel_so_far > 0) {
+                long a = nonrel_so_far < rr->num_rel ? nonrel_so_far : rr->num_rel;
+                long b = rr->num_nonrel < rr->num_rel ? rr->num_nonrel : rr->num_rel;
+                bpref += 1.0 - ((double) a / (double) b);
+            } else {
+                bpref += 1.0;
+            }
+        }
+    }
+    if (rr->num_rel)
+        bpref /= rr->num_rel;
+    return bpref;
+}
 
 /* get_gain (gain_init.c): a returned document's gain, 0 when unjudged or below 0 */
 static double gain_of(long rel)

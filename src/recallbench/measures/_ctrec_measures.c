@@ -3,7 +3,7 @@
  * calc_family ports the m_*.c file named at each official family (the others are in
  * _ctrec_all_trec.c); ctrec_evaluate_query does what form_res_rels.c does before them
  * (rank, cut at -M, grade, drop unjudged under -J). */
-#include "_ctrec_measures.h"
+#include "_ctrec_res_rels.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -11,32 +11,6 @@
 /* ---------------------------------------------------------------- measures */
 
 /* m_bpref.c (and m_gm_bpref.c before its log) */
-double ctrec_bpref(const ResRels *rr, long level)
-{
-    long i, rel_so_far = 0, nonrel_so_far = 0;
-    double bpref = 0.0;
-    for (i = 0; i < rr->num_ret; i++) {
-        long r = rr->rel[i];
-        if (r == RELVALUE_NONPOOL || r == RELVALUE_UNJUDGED)
-            continue;
-        if (r >= 0 && r < level) {
-            nonrel_so_far++;
-        } else {
-            rel_so_far++;
-            if (nonrel_so_far > 0) {
-                long a = nonrel_so_far < rr->num_rel ? nonrel_so_far : rr->num_rel;
-                long b = rr->num_nonrel < rr->num_rel ? rr->num_nonrel : rr->num_rel;
-                bpref += 1.0 - ((double) a / (double) b);
-            } else {
-                bpref += 1.0;
-            }
-        }
-    }
-    if (rr->num_rel)
-        bpref /= rr->num_rel;
-    return bpref;
-}
-
 static void calc_family(const Family *f, const ResRels *rr, long level, double *v)
 {
     long i, rel_so_far = 0;

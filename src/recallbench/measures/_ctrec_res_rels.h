@@ -1,7 +1,8 @@
-/* recallbench.measures._ctrec: what its two measure files share (_ctrec_measures.c and
- * _ctrec_all_trec.c). */
-#ifndef RECALLBENCH_CTREC_MEASURES_H
-#define RECALLBENCH_CTREC_MEASURES_H
+/* recallbench.measures._ctrec: what its two measure files share: one query's ranking as
+ * trec_eval's measures read it (_ctrec_measures.c forms it and computes the official
+ * families, _ctrec_all_trec.c the others). */
+#ifndef RECALLBENCH_CTREC_RES_RELS_H
+#define RECALLBENCH_CTREC_RES_RELS_H
 
 #include "_ctrec.h"
 
@@ -18,10 +19,9 @@ typedef struct {
     long num_ideal;
 } ResRels;
 
-/* bpref (m_bpref.c), shared with gm_bpref */
+/* _ctrec_all_trec.c: bpref (m_bpref.c; gm_bpref's too), and the families -m all_trec adds
+ * to the official ones */
 double ctrec_bpref(const ResRels *rr, long level);
-
-/* _ctrec_all_trec.c: the families -m all_trec adds to the official ones */
 void ctrec_calc_all_trec(const Family *f, const ResRels *rr, long level, double *v);
 
 #endif
