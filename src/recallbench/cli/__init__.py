@@ -27,6 +27,7 @@ COMMANDS = {
     "gate": ("recallbench.cli._gate", "gate"),
     "baseline": ("recallbench.cli._gate", "baseline"),
     "harvest": ("recallbench.cli._harvest", "harvest"),
+    "traces": ("recallbench.cli._traces", "traces"),
     "judge": ("recallbench.cli._judge", "judge"),
     "qa": ("recallbench.cli._qa", "qa"),
     "proxy": ("recallbench.cli._proxy", "proxy"),

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
 from recallbench.cli._errors import reports_errors
 from recallbench.cli._options import store_option, workspace_option
 from recallbench.cli._run import make_console
+from recallbench.core import ConfigError
 from recallbench.core._files import atomic_write_text
+
+if TYPE_CHECKING:
+    from recallbench.core import Dataset
+    from recallbench.online._harvest import HarvestStats
+    from recallbench.online._traces import TraceFormat
 
 
 @click.command(
@@ -18,7 +25,11 @@ Examples:
   recallbench harvest --out golden.json
   recallbench harvest --since 2026-11-01 --sample-per-intent 50 --out golden.json
   recallbench harvest --store postgresql://rb@db/recallbench --workspace team-a --out g.json
+  recallbench harvest --traces otel.jsonl --out golden.json        # OTLP JSON / Phoenix
+  recallbench harvest --traces a.jsonl --traces b.jsonl --format phoenix --out g.json
   recallbench run --dataset golden.json --system my-server
+Traces: OpenInference RETRIEVER spans and GenAI retrieval / search_memory spans are the
+searches, tool spans naming a returned id the reads (docs/traces.md).
 Grades: validated useful 3, read after search 2, shown but not read 1 (a pooled unknown),
 validated not useful 0; a manual judgment in the store wins. Relevance threshold 2.
 """
@@ -45,6 +56,27 @@ validated not useful 0; a manual judgment in the store wins. Relevance threshold
 @click.option(
     "--mark-golden", is_flag=True, help="Mark the harvested queries as golden in the store."
 )
+@click.option(
+    "--traces",
+    "trace_files",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Harvest from trace files instead of the store (repeatable).",
+)
+@click.option(
+    "--format",
+    "trace_format",
+    type=click.Choice(["otlp-json", "phoenix"]),
+    help="The trace files' format. Default: told from each file's first line.",
+)
+@click.option(
+    "--read-tool",
+    "read_tools",
+    multiple=True,
+    metavar="NAME",
+    help="Only tool spans of this name are reads (repeatable). Default: every tool span.",
+)
 @reports_errors
 def harvest(
     out_path: Path,
@@ -56,12 +88,16 @@ def harvest(
     seed: int,
     name: str,
     mark_golden: bool,
+    trace_files: tuple[Path, ...],
+    trace_format: str | None,
+    read_tools: tuple[str, ...],
 ) -> None:
     """Turn logged queries and their implicit feedback into a golden dataset.
 
     Queries are de-duplicated, sampled by intent, and graded from what the agent did with
     each result; every judgment keeps its provenance. The dataset runs through
-    `recallbench run --dataset FILE`.
+    `recallbench run --dataset FILE`. With --traces, the log is read from trace files
+    (OTLP JSON, Phoenix span export) instead of the store.
     """
     from recallbench.datasets._json_v1 import dump_json_dataset
     from recallbench.online._harvest import NothingHarvestedError, nothing_harvested, since_date
@@ -69,6 +105,23 @@ def harvest(
     from recallbench.store import open_store
 
     start, end = since_date(since), since_date(until)
+    if trace_files:
+        _harvest_traces(
+            trace_files,
+            trace_format,
+            read_tools,
+            out_path,
+            store_url,
+            mark_golden,
+            start=start,
+            end=end,
+            name=name,
+            sample_per_intent=sample_per_intent,
+            seed=seed,
+        )
+        return
+    if trace_format or read_tools:
+        raise ConfigError("--format and --read-tool apply to --traces FILE only")
     with open_store(store_url, workspace) as store:
         entries = store.query_log(since=start, until=end)
         ids = [entry.query_id for entry in entries]
@@ -92,6 +145,48 @@ def harvest(
         atomic_write_text(out_path, dump_json_dataset(dataset))
         if mark_golden:
             store.set_golden(stats.logged_ids)
+    _summary(stats, dataset, out_path)
+
+
+def _harvest_traces(
+    files: tuple[Path, ...],
+    trace_format: str | None,
+    read_tools: tuple[str, ...],
+    out_path: Path,
+    store_url: str | None,
+    mark_golden: bool,
+    **options: Any,
+) -> None:
+    from recallbench.datasets._json_v1 import dump_json_dataset
+    from recallbench.online._traces_harvest import harvest_traces
+
+    if store_url or mark_golden:
+        raise ConfigError(
+            "--traces reads the files, not the store: leave out --store and --mark-golden "
+            "(`recallbench traces import FILE` logs the traces in the store)"
+        )
+    dataset, stats, log = harvest_traces(
+        files,
+        trace_format=cast("TraceFormat | None", trace_format),
+        read_tools=frozenset(read_tools) or None,
+        since=options["start"],
+        until=options["end"],
+        name=options["name"],
+        sample_per_intent=options["sample_per_intent"],
+        seed=options["seed"],
+    )
+    atomic_write_text(out_path, dump_json_dataset(dataset))
+    spans = sum(file.spans for file in log.files)
+    make_console().print(
+        f"{len(log.files)} trace files, {spans} spans: {len(log.entries)} searches, "
+        f"{sum(file.reads for file in log.files)} tool spans naming ids",
+        highlight=False,
+        markup=False,
+    )
+    _summary(stats, dataset, out_path)
+
+
+def _summary(stats: HarvestStats, dataset: Dataset, out_path: Path) -> None:
     console = make_console()
     console.print(
         f"{stats.logged} logged queries, {stats.unique} unique, {stats.sampled} sampled; "
