@@ -15,6 +15,7 @@ from recallbench import __version__
 from recallbench.cli._errors import DEBUG_ENV, DEBUG_META, EXIT_CODES, guarded
 
 COMMANDS = {
+    "init": ("recallbench.cli._init", "init"),
     "run": ("recallbench.cli._run", "run"),
     "bench": ("recallbench.cli._bench", "bench"),
     "evaluate": ("recallbench.cli._evaluate", "evaluate"),

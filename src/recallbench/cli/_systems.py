@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import time
+import sys
 from pathlib import Path
 
 import click
@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from recallbench.cli._errors import reports_errors
+from recallbench.systems._check import EXIT_NO_PROFILE
 
 
 @click.group(
@@ -19,6 +20,7 @@ Examples:
   recallbench systems list
   recallbench systems install server-memory
   recallbench systems check server-memory
+  recallbench systems init --name my-memory -- npx -y @modelcontextprotocol/server-memory
 """
 )
 def systems() -> None:
@@ -65,33 +67,98 @@ def install(name: str) -> None:
 @reports_errors
 def check(name: str) -> None:
     """Start a system, ingest three documents, search, and say what works."""
-    from recallbench.core import Document, Query
     from recallbench.systems import create_system
+    from recallbench.systems._check import check_system
 
-    documents = [
-        Document(id="check-1", text="The ledger runs on PostgreSQL since March."),
-        Document(id="check-2", text="Deploys are frozen on Fridays."),
-        Document(id="check-3", text="Priya prefers PR descriptions with a test plan."),
-    ]
+    for line in asyncio.run(check_system(create_system(name))):
+        click.echo(str(line))
 
-    async def scenario() -> list[str]:
-        lines: list[str] = []
-        system = create_system(name)
-        start = time.perf_counter()
-        try:
-            await system.setup(documents)
-            lines.append(
-                f"ok    started and ingested 3 documents in {time.perf_counter() - start:.2f} s"
-            )
-            for text, expected in (("PostgreSQL", "check-1"), ("Fridays", "check-2")):
-                hits = await system.search(Query(id="check", text=text), 5)
-                ids = [hit.doc_id for hit in hits]
-                mark = "ok  " if expected in ids else "FAIL"
-                scored = "with scores" if any(h.score is not None for h in hits) else "no scores"
-                lines.append(f"{mark}  search {text!r}: {ids} ({scored})")
-        finally:
-            await system.close()
-        return lines
 
-    for line in asyncio.run(scenario()):
-        click.echo(line)
+@systems.command(
+    "init",
+    epilog=f"""\b
+Examples:
+  recallbench systems init -- node ./node_modules/@modelcontextprotocol/server-memory/dist/index.js
+  recallbench systems init --name kg --env MEMORY_FILE_PATH={{workdir}}/memory.jsonl \\
+      -- npx -y @itseasy21/mcp-knowledge-graph
+  recallbench systems init --out profiles/logbook.toml -- agent-logbook --db {{workdir}}/log.db
+
+\b
+{{workdir}} in the command or --env is a fresh folder per run (give the server its store
+there, or every run shares one). The profile's comments say what was guessed and how sure.
+
+\b
+Exit codes:
+  0    a profile was written and the check passed
+  {EXIT_NO_PROFILE}    no working profile: the best guess is written (if any) with the reasons
+  2    bad input: no command, FILE exists (without --force), a bad --env
+  3    the server did not start or list its tools
+""",
+)
+@click.option("--name", help="The profile's name. Default: from the command (package or script).")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Where to write the profile. Default: NAME.toml in the current folder.",
+)
+@click.option(
+    "--env",
+    "env_pairs",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="An environment variable for the server (repeatable; written into the profile).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="Seconds the server may take to start and to answer a call (default 30).",
+)
+@click.option("--force", is_flag=True, help="Replace FILE when it exists.")
+@click.argument("command", nargs=-1, required=True)
+@reports_errors
+def init(
+    name: str | None,
+    out: Path | None,
+    env_pairs: tuple[str, ...],
+    timeout: float | None,
+    force: bool,
+    command: tuple[str, ...],
+) -> None:
+    """Propose a profile for an MCP memory server started by COMMAND (over stdio): list
+    its tools, guess which ingests and which searches, probe where the hits, ids and texts
+    are in its answers, check the result as `systems check` does, and write the TOML."""
+    from recallbench.systems._profile_init import init_profile
+
+    outcome = init_profile(list(command), out, name, _env(env_pairs), timeout=timeout, force=force)
+    click.echo(f"listed {outcome.tools} tools; what was guessed:")
+    for line in outcome.guesses:
+        click.echo(f"  {line}")
+    if outcome.check:
+        click.echo("check:")
+        for check_line in outcome.check:
+            click.echo(f"  {check_line}")
+    if not outcome.passed:
+        click.echo("no working profile found:", err=True)
+        for reason in outcome.reasons[:12]:
+            click.echo(f"  - {reason}", err=True)
+    if outcome.path is None:
+        click.echo("nothing written: no tool could be taken for ingest and search", err=True)
+        sys.exit(EXIT_NO_PROFILE)
+    click.echo(f"wrote {outcome.path} in {outcome.seconds:.1f} s")
+    if not outcome.passed:
+        click.echo(f"edit it, then: recallbench systems check {outcome.path}", err=True)
+        sys.exit(EXIT_NO_PROFILE)
+    click.echo(f"next: recallbench run --system {outcome.path}")
+
+
+def _env(pairs: tuple[str, ...]) -> dict[str, str]:
+    from recallbench.core import ConfigError
+
+    env = {}
+    for pair in pairs:
+        key, equals, value = pair.partition("=")
+        if not equals or not key:
+            raise ConfigError(f"--env {pair!r}: expected KEY=VALUE")
+        env[key] = value
+    return env

@@ -1,0 +1,174 @@
+"""The profile ``systems init`` proposes, written as TOML with comments that say what was
+guessed, how sure, and (when no working profile was found) why.
+
+The text is read back through :class:`~recallbench.systems._profile.Profile` before it is
+written, so what lands on disk is a profile recallbench can load.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import JsonValue
+
+from recallbench.systems._check import CheckLine
+from recallbench.systems._profile import Ingest, Profile, Reset, Results, Search, Server
+from recallbench.systems._profile_probe import Probed
+
+BATCH_SIZE = 50
+_RESULT_KEYS = {"source", "hits", "id", "text", "score", "match", "ranked"}
+
+
+def toml_value(value: Any) -> str:
+    """A JSON value as a TOML value (strings as basic strings, objects as inline tables)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(item) for item in value) + "]"
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        inner = ", ".join(f"{toml_key(k)} = {toml_value(v)}" for k, v in value.items())
+        return "{ " + inner + " }"
+    raise TypeError(f"no TOML value for {value!r}")
+
+
+def toml_key(name: str) -> str:
+    """A key, bare when TOML allows it, else quoted."""
+    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name)
+
+
+@dataclass
+class Proposal:
+    """Everything the written profile says."""
+
+    name: str
+    server: Server
+    probed: Probed
+    tools: int
+    """How many tools the server listed."""
+    check: list[CheckLine] = field(default_factory=list)
+    passed: bool = False
+    ingest_fallback: Any = None
+    search_fallback: Any = None
+
+
+def profile_of(proposal: Proposal) -> Profile | None:
+    """The proposed profile: what probing confirmed, else the best guesses (None when
+    there is no ingest or no search candidate at all)."""
+    probed = proposal.probed
+    ingest = probed.ingest or proposal.ingest_fallback
+    search = probed.search or proposal.search_fallback
+    if ingest is None or search is None:
+        return None
+    arguments = probed.arguments or search.template.arguments
+    located = probed.located
+    results = Results()
+    if located is not None:
+        results = Results(
+            source=located.source,
+            hits=located.hits,
+            id=located.id,
+            text=located.text,
+            score=located.score,
+            match=located.match,
+            ranked=located.score is not None,
+        )
+    batch: dict[str, Any] = {}
+    if ingest.batch_field:
+        limit = ingest.tool.properties.get(ingest.batch_field, {}).get("maxItems")
+        size = min(BATCH_SIZE, limit) if isinstance(limit, int) and limit >= 1 else BATCH_SIZE
+        batch = {"batch_size": size, "batch_field": ingest.batch_field}
+    reset = probed.reset
+    return Profile(
+        name=proposal.name,
+        description=f"proposed by recallbench systems init ({proposal.tools} tools listed)",
+        server=proposal.server,
+        ingest=Ingest(tool=ingest.tool.name, item=ingest.item, **batch),
+        search=Search(tool=search.tool.name, arguments=arguments, max_k=search.max_k),
+        results=results,
+        reset=Reset(tool=reset.tool.name, arguments=reset.arguments) if reset else None,
+    )
+
+
+def _comment(lines: list[str]) -> list[str]:
+    return [f"# {line}".rstrip() for line in lines]
+
+
+def _table(name: str, values: dict[str, JsonValue | None]) -> list[str]:
+    lines = [f"[{name}]"]
+    lines.extend(f"{toml_key(k)} = {toml_value(v)}" for k, v in values.items() if v is not None)
+    return lines
+
+
+def guess_lines(proposal: Proposal) -> list[str]:
+    """What was guessed and how sure, one line each (for the comments and the terminal)."""
+    probed = proposal.probed
+    lines = []
+    ingest = probed.ingest or proposal.ingest_fallback
+    search = probed.search or proposal.search_fallback
+    if ingest is not None:
+        lines.append(str(ingest.guess) + ("" if probed.ingest else " [not confirmed]"))
+        lines.append("  item: " + "; ".join(ingest.notes))
+    if search is not None:
+        lines.append(str(search.guess) + ("" if probed.search else " [not confirmed]"))
+        lines.append("  arguments: " + "; ".join(search.template.notes))
+    if probed.located is not None:
+        lines.append(
+            f"results: {probed.located.describe()} (found by ingesting 3 documents and "
+            "searching for one; sure)"
+        )
+        scored = probed.located.score
+        lines.append(
+            f"  ranked: {'yes, scores at ' + repr(scored) if scored else 'no scores, so no'}"
+            " (a guess: check the server's documentation)"
+        )
+    else:
+        lines.append("results: not found (the [results] below are the defaults; a guess)")
+    if probed.reset is not None:
+        lines.append(f"reset: {probed.reset.tool.name} ({probed.reset.why}; checked: sure)")
+    else:
+        lines.append("reset: none found (each unit of a dataset starts a fresh server)")
+    return lines
+
+
+def render(proposal: Proposal, profile: Profile) -> str:
+    """The profile's TOML text, with the comments; checked to load back as ``profile``."""
+    verdict = "passed" if proposal.passed else "FAILED: this is a best guess, see the reasons below"
+    head = [
+        f"{profile.name}: proposed by `recallbench systems init` from the {proposal.tools} "
+        "tools the server listed.",
+        f"The check (as `recallbench systems check`) {verdict}.",
+        "",
+        "What was guessed, and how sure:",
+        *[f"  {line}" for line in guess_lines(proposal)],
+    ]
+    if proposal.check:
+        head += ["", "The check:", *[f"  {line}" for line in proposal.check]]
+    if not proposal.passed and proposal.probed.reasons:
+        head += ["", "Why no working profile was found:"]
+        head += [f"  - {reason}" for reason in proposal.probed.reasons[:12]]
+    data = profile.model_dump(mode="json", exclude_defaults=True)
+    server = data["server"]
+    lines = _comment(head)
+    lines += [
+        f"name = {toml_value(profile.name)}",
+        f"description = {toml_value(profile.description)}",
+    ]
+    lines += ["", *_table("server", server)]
+    data["results"] = profile.results.model_dump(mode="json", include=_RESULT_KEYS)
+    for table in ("ingest", "search", "results", "reset"):
+        if table in data:
+            lines += ["", *_table(table, data[table])]
+    text = "\n".join(lines) + "\n"
+    if Profile.model_validate(tomllib.loads(text)) != profile:  # pragma: no cover - a bug
+        raise AssertionError(f"the TOML written for {profile.name} does not read back")
+    return text
