@@ -62,6 +62,11 @@ def _latency(system: SystemUnderTest, query: Query, measured: float) -> float | 
 
 
 def _describe(error: BaseException) -> str:
+    """One line for a failed query; an error with a ``brief`` (a ``python:`` plugin's,
+    naming its frames) gives that."""
+    brief = getattr(error, "brief", None)
+    if isinstance(brief, str):
+        return brief
     return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
 
 

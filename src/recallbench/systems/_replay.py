@@ -78,7 +78,8 @@ class RecordingSystem:
             hits = await self.inner.search(query, k)
         except Exception as error:
             entry["latency_ms"] = (time.perf_counter_ns() - before) / 1e6
-            entry["error"] = f"{type(error).__name__}: {error}"
+            brief = getattr(error, "brief", None)  # a python: plugin's, naming its frames
+            entry["error"] = brief if isinstance(brief, str) else f"{type(error).__name__}: {error}"
             self._lines[query.id] = json.dumps(entry)
             raise
         entry["latency_ms"] = (time.perf_counter_ns() - before) / 1e6
