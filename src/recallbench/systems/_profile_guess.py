@@ -33,7 +33,7 @@ QUERY_NAMES = (
 )  # fmt: skip
 LIMIT_NAMES = (
     "k", "limit", "topk", "maxresults", "numresults", "n", "count", "pagesize", "size",
-    "topn", "max", "budget",
+    "topn", "max", "maxhits", "numhits", "maxitems",
 )  # fmt: skip
 ID_NAMES = ("id", "docid", "memoryid", "key", "name", "title", "identifier", "slug", "entity")
 TEXT_NAMES = (

@@ -94,10 +94,18 @@ async def list_tools(name: str, server: Server) -> list[ListedTool]:
         if isinstance(error, TimeoutError):
             reason = f"did not start within {server.startup_timeout:g} s"
         else:
-            reason = f"failed to start: {error or type(error).__name__}"
+            leaf = _leaf(error)
+            reason = f"failed to start or ended: {leaf or type(leaf).__name__}"
         raise SystemUnderTestError(f"{name}: the server {reason}{said}") from None
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _leaf(error: BaseException) -> BaseException:
+    """The first error inside task-group wrappers (what actually failed)."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    return error
 
 
 def _tail(log: Path) -> str:
