@@ -136,3 +136,59 @@ def test_a_recording_without_latencies_replays_with_none(tmp_path: Path) -> None
     replayed = asyncio.run(run_dataset(dataset, ReplaySystem("old", path), k=10))
     assert all(r.latency_ms is None for r in replayed.results)
     assert build_report(dataset, replayed, parse_measures(["ndcg@10"])).latency_ms is None
+
+
+def test_a_profile_given_by_path_replays_by_path_and_by_name(tmp_path: Path) -> None:
+    """Issue 32 item 6.2: --record keyed the recording by the profile's name and --replay
+    looked it up by the path given, so a profile file never replayed."""
+    from test_mcp_adapter_logic import notes_profile
+
+    profile = notes_profile(tmp_path, "", "")  # name = "notes"
+    dataset = tmp_path / "tiny.json"
+    dataset.write_text(
+        json.dumps(
+            {
+                "format": "recallbench.dataset/v1",
+                "name": "tiny",
+                "documents": [
+                    {"id": "pg", "text": "The ledger runs on PostgreSQL."},
+                    {"id": "fri", "text": "Deploys are frozen on Fridays."},
+                ],
+                "queries": [
+                    {"id": "q1", "text": "postgresql ledger"},
+                    {"id": "q2", "text": "fridays"},
+                ],
+                "qrels": {"q1": {"pg": 1}, "q2": {"fri": 1}},
+            }
+        )
+    )
+    runner = CliRunner()
+    base = ["run", "--dataset", str(dataset), "-m", "mrr@10", "--no-store"]
+    rec = tmp_path / "rec"
+    made = runner.invoke(
+        main, [*base, "--system", str(profile), "--record", str(rec), "--out", str(tmp_path / "a")]
+    )
+    assert made.exit_code == 0, made.output
+    assert [p.parent.name for p in rec.glob("*/*.jsonl")] == ["notes"]
+    live = json.loads((tmp_path / "a" / "report.json").read_text())
+    for given, out in ((str(profile), "b"), ("notes", "c")):
+        replayed = runner.invoke(
+            main,
+            [
+                *base,
+                "--system",
+                given,
+                "--replay",
+                str(rec),
+                "--strict",
+                "--out",
+                str(tmp_path / out),
+            ],
+        )
+        assert replayed.exit_code == 0, replayed.output
+        report = json.loads((tmp_path / out / "report.json").read_text())
+        assert report["means"] == live["means"] and report["means"]["mrr@10"] == 1.0
+        assert report["system"]["system"] == "notes"  # named as the live run was
+    assert recording_path(rec, str(profile), load_dataset(str(dataset))) == recording_path(
+        rec, "notes", load_dataset(str(dataset))
+    )

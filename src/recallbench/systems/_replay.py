@@ -24,8 +24,27 @@ from recallbench.systems._protocol import SystemUnderTest
 
 
 def recording_path(folder: Path, system: str, dataset: Dataset) -> Path:
-    """Where the recording of ``system`` on ``dataset`` lives under ``folder``."""
-    return folder / folder_for(system) / f"{dataset.sha256}.jsonl"
+    """Where the recording of ``system`` on ``dataset`` lives under ``folder``: keyed by
+    the name the system runs under (:func:`recorded_name`), so that ``--record`` and
+    ``--replay`` find the same file whether the profile is given by name or by path."""
+    return folder / folder_for(recorded_name(system)) / f"{dataset.sha256}.jsonl"
+
+
+def recorded_name(system: str) -> str:
+    """The name ``system`` runs under, and is recorded under: for a profile file
+    (``path/to/x.toml``), the ``name`` its TOML gives, as the live system takes it; any
+    other system spec is its own name. Read without starting anything; a profile that
+    cannot be read is ConfigError or DatasetError (exit 2) naming the file."""
+    path = Path(system)
+    if not system.endswith(".toml") or not path.is_file():
+        return system
+    from recallbench.systems._profile import is_http_profile, load_profile, read_profile
+
+    if is_http_profile(path):
+        from recallbench.systems._http import HttpProfile
+
+        return read_profile(path, HttpProfile).name
+    return load_profile(path).name
 
 
 def _text_sha(query: Query) -> str:
@@ -98,7 +117,10 @@ class RecordingSystem:
 
 
 class ReplaySystem:
-    """Serves recorded answers; a query without one fails (or, strict, the run refuses)."""
+    """Serves recorded answers; a query without one fails (or, strict, the run refuses).
+
+    Its name is the recorded system's (the recording's header), so a replayed run is named
+    as the live run was, whether the profile was given by name or by path."""
 
     def __init__(self, name: str, path: Path) -> None:
         self.name, self.path = name, path
@@ -111,6 +133,8 @@ class ReplaySystem:
                     self._answers[entry["query_id"]] = entry
                 else:
                     self._settings = entry.get("settings", {})
+                    if isinstance(entry.get("system"), str):
+                        self.name = entry["system"]
 
     def missing(self, queries: Sequence[Query]) -> list[str]:
         """Queries with no recorded answer for this exact text."""
