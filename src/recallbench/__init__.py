@@ -6,20 +6,15 @@ the rest (``datasets``, ``measures``, ``systems``, ``runner``, ``report``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from recallbench._lazy import lazy_exports
 from recallbench._version import __version__
 
 if TYPE_CHECKING:
     from recallbench._api import evaluate
 
-
-def __getattr__(name: str) -> Any:
-    if name == "evaluate":  # imported on first use: `import recallbench` stays instant
-        from recallbench._api import evaluate
-
-        return evaluate
-    raise AttributeError(f"module 'recallbench' has no attribute {name!r}")
-
-
 __all__ = ["__version__", "evaluate"]
+
+# imported on first use: `import recallbench` stays instant; dir() lists them before
+__getattr__ = lazy_exports(__name__, ("_api",), ["evaluate"])

@@ -1,8 +1,10 @@
-"""Lazy re-exports (PEP 562): a package's public names are imported on first use."""
+"""Lazy re-exports (PEP 562): a package's public names are imported on first use, and
+``dir(package)`` lists them before they are."""
 
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -11,7 +13,13 @@ def lazy_exports(
     package: str, modules: Sequence[str], names: Sequence[str]
 ) -> Callable[[str], Any]:
     """A module ``__getattr__`` that finds each of ``names`` in the first of the package's
-    private ``modules`` that defines it, imports it then, and caches it."""
+    private ``modules`` that defines it, imports it then, and caches it.
+
+    Called from the package's ``__init__`` (``__getattr__ = lazy_exports(__name__, ...)``),
+    it also gives the package a ``__dir__`` (unless it has its own): the names it holds and
+    ``names``, so that ``dir()`` and tab completion show the public API before anything is
+    imported.
+    """
     public = set(names)
 
     def __getattr__(name: str) -> Any:
@@ -24,4 +32,12 @@ def lazy_exports(
                     return namespace[name]
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
 
+    module = sys.modules.get(package)
+    if module is not None:
+        namespace = module.__dict__
+
+        def __dir__() -> list[str]:
+            return sorted({*namespace, *public})
+
+        namespace.setdefault("__dir__", __dir__)
     return __getattr__
