@@ -3,7 +3,9 @@
 The official ``mcp`` SDK performs the handshake (initialize, initialized), lists the tools,
 then ingests and searches with the profile's tools and argument templates. Results are read
 from structured content, JSON in a text block, or one text block per hit, and mapped to the
-dataset's documents by id or by content; a hit that maps to nothing is counted.
+dataset's documents by id or by content; a hit that maps to nothing is counted. A server
+that only reads a folder is given the corpus as files (``[ingest] files``, see
+``_ingest_files``).
 """
 
 from __future__ import annotations
@@ -32,7 +34,18 @@ from recallbench.systems._answers import (
     raw_hits,
     select,
 )
-from recallbench.systems._launch import profile_places, require_installed, stop_process
+from recallbench.systems._ingest_files import (
+    document_values,
+    remove_files,
+    wait_until_found,
+    write_files,
+)
+from recallbench.systems._launch import (
+    profile_places,
+    require_installed,
+    run_command,
+    stop_process,
+)
 from recallbench.systems._mcp_stdout import GuardedReadStream, silence_parse_tracebacks
 from recallbench.systems._profile import Profile
 
@@ -67,6 +80,11 @@ def profile_settings(profile: Profile) -> dict[str, Any]:
     settings = profile.model_dump(mode="json")
     if profile.reset is None:
         del settings["reset"]
+    for key in ("files", "index", "ready"):
+        if settings["ingest"][key] is None:
+            del settings["ingest"][key]
+    if profile.install.mcp is None:
+        del settings["install"]["mcp"]
     if profile.server.concurrency == 1:
         del settings["server"]["concurrency"]
     return settings
@@ -107,6 +125,10 @@ class MCPSystem:
         """Seconds a tool call may take (the profile's ``call_timeout``; ``run --timeout``)."""
         self._guard: GuardedReadStream | None = None
         self._broken = False
+        self._places: dict[str, str] = {}
+        self._env: dict[str, str] = {}
+        self._written: list[Path] = []
+        """Files written by ``[ingest] files`` and not yet removed."""
 
     @property
     def max_concurrency(self) -> int:
@@ -140,9 +162,12 @@ class MCPSystem:
         else:
             self._workdir = Path(tempfile.mkdtemp(prefix=f"recallbench-{self.name}-"))
         server = self.profile.server
-        places = profile_places(self.profile, self._workdir)
+        places = self._places = profile_places(self.profile, self._workdir)
         command = [fill(part, places) for part in server.command]
-        env = {**os.environ, **{k: fill(v, places) for k, v in server.env.items()}}
+        self._env = {k: fill(v, places) for k, v in server.env.items()}
+        env = {**os.environ, **self._env}
+        if self.profile.ingest.files is not None:  # an indexer that scans at start sees them
+            await self._write(documents)
         self._stack = AsyncExitStack()
         try:
             if server.transport == "stdio":
@@ -162,9 +187,11 @@ class MCPSystem:
             raise SystemUnderTestError(
                 f"{self.name}: server failed to start: {error}{log}"
             ) from None
-        reset = self.profile.reset
+        reset, index = self.profile.reset, self.profile.ingest.index
         needed = [self.profile.ingest.tool, self.profile.search.tool]
-        for tool in needed + ([reset.tool] if reset is not None and reset.tool else []):
+        needed += [reset.tool] if reset is not None and reset.tool else []
+        needed += [index.tool] if index is not None and index.tool else []
+        for tool in filter(None, needed):
             if tool not in tools:
                 await self.close()
                 raise SystemUnderTestError(
@@ -252,10 +279,51 @@ class MCPSystem:
                         shutil.rmtree(path)
                     else:
                         path.unlink()
+            remove_files(self._written)
+            self._written = []
         except Exception:  # a fresh server instead
             return False
         self._ingested = []
         return not self._broken
+
+    async def _write(self, documents: Sequence[Document]) -> None:
+        """Write the documents as files (``[ingest] files``) into their folder."""
+        spec = self.profile.ingest.files
+        assert spec is not None
+        folder = Path(fill(spec.folder, self._places))
+        self._written = write_files(spec, folder, documents)
+
+    async def _ingest_files(self, documents: Sequence[Document]) -> None:
+        """Files written (before the server started, or now for a later unit), have the
+        server index them (``[ingest.index]``), then wait until a search finds the last
+        one (``[ingest.ready]``)."""
+        ingest = self.profile.ingest
+        if not self._written and documents:
+            await self._write(documents)
+        index, ready = ingest.index, ingest.ready
+        if index is not None and index.command:
+            assert self._workdir is not None
+            command = [fill(part, self._places) for part in index.command]
+            timeout = ready.timeout if ready is not None else self.call_timeout
+            try:
+                await run_command(
+                    command, self._workdir, self._workdir / "index.log", timeout, self._env
+                )
+            except SystemUnderTestError as error:
+                raise SystemUnderTestError(f"{self.name}: indexing: {error}") from None
+        if index is not None and index.tool:
+            await self._call(index.tool, fill(index.arguments, document_values(documents[-1])))
+        if ready is not None and documents:
+            await wait_until_found(self.name, ready, documents[-1], self._found)
+
+    async def _found(self, query: str) -> set[str]:
+        """The ids of the dataset documents a search for ``query`` returns (the probe of
+        ``[ingest.ready]``: hits that map to nothing are not counted)."""
+        search = self.profile.search
+        limit = min(10, search.max_k) if search.max_k else 10
+        result = await self._call(search.tool, fill(search.arguments, {"query": query, "k": limit}))
+        raw = raw_hits(result, self.profile.results, self.name)
+        return {doc_id for item in raw if (doc_id := self._map(item)) is not None}
 
     async def _ingest(self, documents: Sequence[Document]) -> None:
         ingest = self.profile.ingest
@@ -263,6 +331,9 @@ class MCPSystem:
         self._ids = {doc.id for doc in documents}
         self._by_content = {normalise(doc.text): doc.id for doc in documents}
         self._contents = list(self._by_content)
+        if ingest.files is not None:
+            await self._ingest_files(documents)
+            return
         items = [
             fill(
                 ingest.item,
@@ -372,6 +443,9 @@ class MCPSystem:
         if stack is not None:
             with contextlib.suppress(Exception):  # a crashed server must not hide the results
                 await stack.aclose()
+        if not self.keep:
+            remove_files(self._written)
+        self._written = []
         if self._workdir is not None and self.store_dir is None:  # an agent's store stays
             if self.keep:
                 self._kept = self._workdir

@@ -12,7 +12,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
-from pydantic import AfterValidator, Field, JsonValue, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    Field,
+    JsonValue,
+    PrivateAttr,
+    ValidationError,
+    model_validator,
+)
 
 from recallbench.core import ConfigError, DatasetError
 from recallbench.core._model import Record, Settings
@@ -40,6 +47,24 @@ class Install(Settings):
     """pip requirements, installed into a virtual environment of their own."""
     python: str | None = None
     """The interpreter for that environment (``python3.12``); default: the current one."""
+    mcp: str | None = None
+    """The ``mcp`` SDK versions the server imports, as a version specifier (``"<2"``),
+    installed into its environment with it. Default: read from the installed packages' own
+    requirement on ``mcp`` (``mcp>=1.2`` was written against 1.x: ``mcp>=1.2,<2`` is
+    installed); give it when that requirement does not say (a bare ``mcp``)."""
+
+    @model_validator(mode="after")
+    def _mcp_with_pip(self) -> Install:
+        if self.mcp is not None:
+            if not self.pip:
+                raise ValueError("mcp applies to a Python server: give pip requirements")
+            if not _SPECIFIERS.match(self.mcp):
+                raise ValueError(f"mcp {self.mcp!r} is not a version specifier like '<2'")
+        return self
+
+
+_SPECIFIER = r"\s*(?:~=|===?|!=|<=|>=|<|>)\s*[0-9][0-9A-Za-z.*+!-]*\s*"
+_SPECIFIERS = re.compile(rf"^{_SPECIFIER}(?:,{_SPECIFIER})*$")
 
 
 class Server(Settings):
@@ -66,14 +91,85 @@ class Server(Settings):
         return self
 
 
+class IngestFiles(Settings):
+    """Each document written as a file into a folder the server indexes, for a server that
+    reads a folder and has no tool to write (a read-only indexer). The files are written
+    before the server starts (an indexer that scans once at start sees them) and deleted
+    when the run ends; ``[ingest.index]`` and ``[ingest.ready]`` say how it then indexes
+    them. In every template ``{id}``, ``{text}``, ``{title}`` (the id when the document
+    has none) and ``{metadata.KEY}`` are replaced."""
+
+    folder: str = "{workdir}/files"
+    """The folder the server indexes (give the server the same path in ``[server]``);
+    ``{workdir}`` and ``{install}`` are replaced."""
+    path: str = "{id}.md"
+    """Each file's path under ``folder``. Characters that cannot be in a file name
+    (``/``, ``\\``, NUL) in the values become ``_``."""
+    body: str = "{text}\n"
+    """The file's text after the front matter."""
+    front_matter: dict[str, JsonValue] = Field(default_factory=dict)
+    """YAML front matter (``title = "{title}"``) written between ``---`` lines before the
+    body; none when empty."""
+
+
+class IngestIndex(Settings):
+    """How to make the server index the files once written: a tool call, a command, or
+    both (the command first)."""
+
+    tool: str | None = None
+    """A tool that (re)indexes the folder, called with ``arguments``."""
+    arguments: dict[str, JsonValue] = Field(default_factory=dict)
+    command: list[str] = Field(default_factory=list)
+    """A command line run in ``{workdir}`` with the server's ``env`` (``{workdir}``,
+    ``{install}`` replaced); it must exit 0 within ``[ingest.ready] timeout``."""
+
+    @model_validator(mode="after")
+    def _something(self) -> IngestIndex:
+        if self.tool is None and not self.command:
+            raise ValueError("[ingest.index] needs a tool or a command")
+        return self
+
+
+class IngestReady(Settings):
+    """Wait until the server has indexed the files: search for the last document written
+    until it is among the hits."""
+
+    query: str = "{text}"
+    """The probe's query (``{id}``, ``{title}``, ``{text}`` of the last document)."""
+    timeout: float = Field(default=60.0, gt=0)
+    """Seconds to wait before the run fails (the server never found the document)."""
+    interval: float = Field(default=0.5, gt=0)
+    """Seconds between two probes."""
+
+
 class Ingest(Settings):
-    tool: str
+    tool: str = ""
+    """The tool that stores one document (or a batch); "" with ``files``."""
     batch_size: int = Field(default=1, ge=1)
     batch_field: str | None = None
     """When set, up to ``batch_size`` items go in one call as this argument's list."""
-    item: dict[str, JsonValue]
+    item: dict[str, JsonValue] = Field(default_factory=dict)
     """The arguments (or list item) for one document: ``{id}``, ``{text}``, ``{title}`` and
     ``{metadata.KEY}`` are replaced."""
+    files: IngestFiles | None = None
+    """Write the documents as files instead of calling a tool (``[ingest.files]``)."""
+    index: IngestIndex | None = None
+    """After writing the files: a tool or command that indexes them."""
+    ready: IngestReady | None = None
+    """After writing (and indexing) the files: wait until a search finds them."""
+
+    @model_validator(mode="after")
+    def _tool_or_files(self) -> Ingest:
+        if self.files is None:
+            if not self.tool:
+                raise ValueError(
+                    "[ingest] needs a tool (or files, for a server that reads a folder)"
+                )
+            if self.index is not None or self.ready is not None:
+                raise ValueError("[ingest] index and ready apply to files")
+        elif self.tool:
+            raise ValueError("[ingest] has a tool and files: give one")
+        return self
 
 
 class Search(Settings):
@@ -248,7 +344,20 @@ class Extract(Settings):
         return self
 
 
-class Profile(Settings):
+class FromFile(Record):
+    """A profile that knows the file it was read from (``read_profile`` sets it), so that
+    relative paths in its commands can be run from that folder."""
+
+    _source: Path | None = PrivateAttr(default=None)
+
+    @property
+    def folder(self) -> Path:
+        """The folder of the profile's file (the working folder when it was not read from
+        one)."""
+        return self._source.parent if self._source is not None else Path.cwd()
+
+
+class Profile(Settings, FromFile):
     """An MCP server's profile (the default kind)."""
 
     name: ProfileName
@@ -291,9 +400,12 @@ def is_http_profile(path: Path) -> bool:
 def read_profile(path: Path, model: type[ProfileT]) -> ProfileT:
     """Read and validate a profile file as ``model``; every problem is reported with its key."""
     try:
-        return model.model_validate(_read(path))
+        profile = model.model_validate(_read(path))
     except ValidationError as exc:
         raise DatasetError(str(path), problems_of(exc)) from None
+    if isinstance(profile, FromFile):
+        profile._source = path.resolve()
+    return profile
 
 
 def load_profile(path: Path) -> Profile:
