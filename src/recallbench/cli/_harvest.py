@@ -182,6 +182,7 @@ def _harvest_traces(
         f"{sum(file.reads for file in log.files)} tool spans naming ids",
         highlight=False,
         markup=False,
+        soft_wrap=True,
     )
     _summary(stats, dataset, out_path)
 

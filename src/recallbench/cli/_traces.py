@@ -80,10 +80,12 @@ def import_(
             f"{file.reads} tool spans naming ids{skipped}",
             highlight=False,
             markup=False,
+            soft_wrap=True,
         )
     console.print(
         f"{done.store} (workspace {done.workspace!r}): {done.queries} searches logged, "
         f"{done.already} already there; {done.events} feedback events",
         highlight=False,
         markup=False,
+        soft_wrap=True,
     )

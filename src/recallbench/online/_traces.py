@@ -106,6 +106,8 @@ def detect_format(path: Path) -> TraceFormat:
         if first.lstrip().startswith("["):
             return "phoenix"  # its reader says how to write JSON Lines
         raise ConfigError(f"{path}: line 1 is not JSON, cannot tell its format{hint}") from None
+    if isinstance(head, list):
+        return "phoenix"  # a whole export as one array: its reader says to write JSON Lines
     if isinstance(head, dict) and "resourceSpans" in head:
         return "otlp-json"
     if isinstance(head, dict) and {"context.span_id", "context", "span_kind"} & head.keys():
