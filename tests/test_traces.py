@@ -200,3 +200,18 @@ def test_cli_harvest_and_import(agent_traces: tuple[Path, Recorded], tmp_path: P
         main, ["harvest", "--traces", str(path), "--read-tool", "nope", "--out", str(out)]
     )
     assert only.exit_code == 2 and "no query could be harvested" in only.output
+
+
+def test_the_docs_name_every_attribute_read() -> None:
+    """docs/traces.md's mapping table names each attribute the readers use."""
+    import re
+
+    from recallbench.online._traces_spans import MAPPING
+
+    page = (Path(__file__).parent.parent / "docs" / "traces.md").read_text()
+    names = {
+        name
+        for _, openinference, gen_ai in MAPPING
+        for name in re.findall(r"[a-z_]+(?:\.[a-z_{}]+)+", f"{openinference} {gen_ai}")
+    }
+    assert names and not {name for name in names if name not in page}
