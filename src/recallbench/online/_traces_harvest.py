@@ -141,10 +141,9 @@ def import_traces(
     """Read ``paths`` whole, then log their searches and feedback in the store in one
     transaction, skipping searches an earlier import logged (and their feedback)."""
     from recallbench.store import open_store
-    from recallbench.store._log_once import log_once
 
     log = read_traces(paths, trace_format, read_tools)
     with open_store(store_url, workspace) as store:
-        queries, events = log_once(store, log.entries, log.feedback)
+        queries, events = store.log_new(log.entries, log.feedback)
         url = store.url
     return ImportResult(log, queries, len(log.entries) - queries, events, url, workspace)

@@ -69,6 +69,38 @@ class QueryLogStore:
             if judged:
                 _execute_many(connection, _judgment_upsert(connection), judged)
 
+    def log_new(
+        self, queries: Sequence[QueryLogEntry], feedback: Sequence[FeedbackEvent]
+    ) -> tuple[int, int]:
+        """Log the ``queries`` not yet in this workspace and the ``feedback`` about them, in
+        one transaction (all or nothing); returns (queries logged, events logged).
+
+        For an import that may run twice (trace files): :meth:`log` skips a query already
+        logged but appends every event it is given (events have no key). An import keys
+        its queries (trace and span id) and derives every event from its files, so the
+        events of a query already imported came with it: they are left out here."""
+        ids = list(dict.fromkeys(entry.query_id for entry in queries))
+        with transaction(self._engine, write=True) as connection:
+            known: set[str] = set()
+            for part in chunks(ids):
+                found = select(query_log.c.query_id).where(
+                    mine(query_log, self.workspace), query_log.c.query_id.in_(part)
+                )
+                known.update(connection.execute(found).scalars())
+            fresh = {e.query_id: e for e in reversed(queries) if e.query_id not in known}
+            rows = [
+                query_row(fresh[query_id], self.workspace) for query_id in ids if query_id in fresh
+            ]
+            events = [feedback_row(e, self.workspace) for e in feedback if e.query_id in fresh]
+            if rows:
+                ignore = dialect_insert(connection, query_log).on_conflict_do_nothing(
+                    index_elements=["workspace_id", "query_id"]
+                )
+                _execute_many(connection, ignore, rows)
+            if events:
+                _execute_many(connection, feedback_events.insert(), events)
+        return len(rows), len(events)
+
     def query_log(
         self,
         since: datetime | None = None,
