@@ -58,7 +58,7 @@ def test_the_agreement_the_readme_quotes() -> None:
         assert counts[rule, True, False] == wrong
         assert counts[rule, False, True] + counts[rule, False, False] == rejected
         assert counts[rule, False, True] == missed
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "extraction.md").read_text(encoding="utf-8")
     for rule, (matched, wrong, rejected, missed) in AGREEMENT.items():
         row = f"| `{rule}` | {matched} | {wrong} | {rejected} | {missed} |"
         assert row in readme, row

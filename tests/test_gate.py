@@ -412,8 +412,8 @@ def test_readme_configuration_example_is_valid(tmp_path: Path) -> None:
 
     from recallbench.gates import load_config
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    section = readme.split("## Quality gates, history and CI", 1)[1]
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "gates.md").read_text()
+    section = readme.split("# Quality gates, history and CI", 1)[1]
     block = re.search(r"```toml\n(.*?)```", section, re.S)
     assert block is not None
     path = tmp_path / "recallbench.toml"
