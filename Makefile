@@ -6,7 +6,8 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 
-.PHONY: demo test servers lint typecheck pytest schemas bench clean test-llm browser record-judge-cache
+.PHONY: demo test servers lint typecheck pytest schemas bench clean test-llm browser record-judge-cache \
+	docs docs-reference shell
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,7 +23,24 @@ $(VENV)/.installed-dev: $(VENV)/.installed pyproject.toml
 demo: $(VENV)/.installed
 	$(BIN)/recallbench run --out out
 
-test: $(VENV)/.installed-dev browser servers lint typecheck pytest
+test: $(VENV)/.installed-dev docs browser servers lint typecheck pytest
+
+# A shell with .venv's bin first on PATH, so `recallbench` is found (exit to leave it).
+shell: $(VENV)/.installed
+	@echo "recallbench is on PATH in this shell (exit to leave it)"
+	@VIRTUAL_ENV="$(CURDIR)/$(VENV)" PATH="$(CURDIR)/$(BIN):$$PATH" $${SHELL:-/bin/sh} -i
+
+# The documentation site (mkdocs.yml, docs/): the generated references rewritten from the
+# code, then a strict build into site/, where a broken link or anchor fails.
+$(VENV)/.installed-docs: $(VENV)/.installed pyproject.toml
+	$(PIP) install -e '.[docs]'
+	touch $@
+
+docs-reference: $(VENV)/.installed
+	$(BIN)/python docs/generate.py
+
+docs: $(VENV)/.installed-docs docs-reference
+	$(BIN)/mkdocs build --strict --quiet
 
 # Debian's Chromium for the report.html tests (Playwright drives it; its own browser
 # download is never used). Root installs it; without it the browser tests skip, unless
@@ -34,7 +52,8 @@ browser:
 
 # The real memory servers the tests start (npm and PyPI), installed before the tests run
 # into the folder the test fixture uses; the fixture finds them there (installing is idempotent).
-SERVERS := server-memory mcp-memory-libsql agentrecall basic-memory
+# The examples' servers are named by their profile file (tests/test_examples.py runs them).
+SERVERS := server-memory mcp-memory-libsql agentrecall basic-memory examples/mcp/agent-logbook.toml
 servers: $(VENV)/.installed-dev
 	@for name in $(SERVERS); do \
 		RECALLBENCH_HOME=$(CURDIR)/.cache/recallbench-home $(BIN)/recallbench systems install $$name \
@@ -96,4 +115,4 @@ record-judge-cache: $(VENV)/.installed-dev $(LLM_MODEL)
 	$(BIN)/python tests/llama_server.py record-extract
 
 clean:
-	rm -rf $(VENV) out .cache .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) out site .cache .mypy_cache .ruff_cache .pytest_cache .hypothesis
