@@ -15,19 +15,15 @@ from recallbench.cli._run import make_console
 from recallbench.core import ConfigError
 from recallbench.core._files import atomic_write_text
 from recallbench.gates import (
-    Baseline,
     GateResult,
-    LoadedConfig,
     baseline_from_report,
     baseline_from_store,
-    baseline_path,
+    choose_baseline,
     load_config,
-    read_baseline,
     regression_note,
     render_gate,
     render_gate_markdown,
     render_junit,
-    rolling_baseline,
     run_gate,
     stored_run,
     write_back,
@@ -143,15 +139,16 @@ def gate(
     target = None
     if write_back_system is not None:
         target = write_back_target(write_back_system, write_back_dir)
-    baseline, wanted, problem = _baseline(report, loaded, baseline_spec, store_url)
+    chosen = choose_baseline(report, loaded, baseline_spec, store_url, accepting=accept)
     result = run_gate(
         report,
         loaded.config.gates,
-        baseline,
-        baseline_wanted=wanted,
-        baseline_problem=problem,
+        chosen.baseline,
+        baseline_wanted=chosen.wanted,
+        baseline_problem=chosen.problem,
         strict=strict,
         config=loaded.path,
+        baseline_starting=chosen.starting,
     )
     console = _verdict(result, summary_md, junit, quiet, exit_now=False)
     if accept and result.acceptable:
@@ -160,6 +157,11 @@ def gate(
         warn(
             "not accepted: a drop could not be judged (too few differing queries); "
             "`recallbench baseline accept` accepts the run on purpose"
+        )
+    elif accept:
+        warn(
+            "not accepted: the gate failed, so this run does not join the baseline "
+            "(`recallbench baseline accept` accepts a run on purpose)"
         )
     if result.status == "fail" and target is not None:
         note = regression_note(result, report)
@@ -198,57 +200,6 @@ def _verdict(
     if exit_now:
         sys.exit(result.exit_code)
     return console
-
-
-def _baseline(
-    report: Report, loaded: LoadedConfig, spec: str | None, store_url: str | None
-) -> tuple[Baseline | None, bool, str | None]:
-    """(baseline, whether one was wanted, why there is none)."""
-    baseline_spec_given = spec
-    if spec == "none":
-        return None, False, None
-    configured = baseline_path(loaded)
-    if spec is None and configured is not None:
-        spec = str(configured)
-    if spec is not None and spec != "auto":
-        path = Path(spec)
-        if not path.exists():
-            if spec == baseline_spec_given:
-                # named on the command line: a typo must not turn the gate off
-                raise ConfigError(
-                    f"--baseline {path}: no such file (write one with `recallbench baseline "
-                    "accept REPORT --out FILE`, or give `auto` or `none`)"
-                )
-            return (
-                None,
-                True,
-                f"baseline file {path} does not exist (`recallbench baseline accept`)",
-            )
-        return read_baseline(path), True, None
-    from recallbench.store import open_store
-
-    window = loaded.config.gates.regression.window
-    with open_store(store_url) as store:
-        found = rolling_baseline(store, report, window)
-        where = store.url
-        itself = stored_run(store, report) if found is None else None
-    if found is None and itself is not None and itself.accepted:
-        return (
-            None,
-            True,
-            f"the only accepted run of {report.system.system} on {report.dataset.name} in "
-            f"{where} is this report itself (run #{itself.id}): a run is not gated against "
-            "itself; it is the baseline of the runs that come after it",
-        )
-    if found is None:
-        return (
-            None,
-            True,
-            f"no accepted run of {report.system.system} on {report.dataset.name} "
-            f"(sha256 {report.dataset.sha256[:12]}) in {where}: accept one with "
-            "`recallbench gate REPORT --accept` or `recallbench baseline accept`",
-        )
-    return found, True, None
 
 
 def _job_summary(markdown: str) -> None:

@@ -13,6 +13,7 @@ from recallbench.gates._baseline import (
     write_baseline,
 )
 from recallbench.gates._checks import Check, Status
+from recallbench.gates._choice import BaselineChoice, choose_baseline
 from recallbench.gates._config import Config, Gates, LoadedConfig, baseline_path, load_config
 from recallbench.gates._gate import GateResult, run_gate
 from recallbench.gates._outputs import render_gate, render_gate_markdown, render_junit
@@ -22,6 +23,7 @@ from recallbench.gates._write_back import regression_note, write_back, write_bac
 __all__ = [
     "BASELINE_FORMAT",
     "Baseline",
+    "BaselineChoice",
     "BaselineFile",
     "Check",
     "Config",
@@ -32,6 +34,7 @@ __all__ = [
     "baseline_from_report",
     "baseline_from_store",
     "baseline_path",
+    "choose_baseline",
     "load_config",
     "pooled_values",
     "read_baseline",

@@ -113,8 +113,16 @@ def rolling_baseline(
     per_run = [(run.means, store.query_values(run.id)) for run in accepted]
     values, partial = pooled_values(per_run, list(report.means))
     ids = ", ".join(f"#{run.id}" for run in accepted)
+    only = accepted[0]
+    description = (
+        f"rolling mean of the last {len(accepted)} accepted runs ({ids}), {store.url}"
+        if len(accepted) > 1
+        else f"run #{only.id}, the last accepted run (made {only.created_at:%Y-%m-%d %H:%M:%S} UTC"
+        + (f", {only.source}" if only.source else "")
+        + f"), {store.url}"
+    )
     return Baseline(
-        description=f"rolling mean of the last {len(accepted)} accepted runs ({ids}), {store.url}",
+        description=description,
         dataset_sha256=report.dataset.sha256,
         means=means,
         runs=len(accepted),

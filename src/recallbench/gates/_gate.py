@@ -62,15 +62,20 @@ def run_gate(
     baseline_problem: str | None = None,
     strict: bool = False,
     config: Path | None = None,
+    baseline_starting: str | None = None,
 ) -> GateResult:
     """Check ``report`` against the thresholds of ``gates`` and against ``baseline``.
 
     A wanted baseline that does not exist warns (``baseline_problem`` says why); with
     ``strict`` every warning is a failure, so a gate without its baseline fails closed.
+    ``baseline_starting`` (``--accept`` with nothing accepted yet: this run starts the
+    baseline) makes the missing baseline a passing check that says so.
     """
     checks = all_threshold_checks(report, gates)
     if baseline is not None:
         checks += regression_checks(report, baseline, gates)
+    elif baseline_starting is not None:
+        checks.append(Check("baseline", "baseline exists", "pass", baseline_starting))
     elif baseline_wanted:
         checks.append(
             Check(
