@@ -15,6 +15,7 @@ from recallbench.compare._model import (
     PairedComparison,
     RankDifferences,
 )
+from recallbench.render._comparison_stacked import fits, print_blocks, print_group_tables
 from recallbench.render._markdown import signed
 from recallbench.report._escape import md_table, md_text
 from recallbench.stats._multiple import CORRECTION_NAMES
@@ -285,7 +286,9 @@ def _group_rows(
 
 
 def render_comparison(comparison: Comparison, console: Console) -> None:
-    """Main table, verdicts in words, rank differences, breakdowns, warnings."""
+    """Main table, verdicts in words, rank differences, breakdowns, warnings. A table
+    wider than the console (80 columns, say) is shown stacked instead: one block per
+    measure and system, one narrow table per measure of a breakdown."""
     console.print(f"[bold]{escape(_header(comparison))}[/bold]")
     for system, rows in _by_system(comparison.comparisons).items():
         table = Table(
@@ -298,11 +301,20 @@ def render_comparison(comparison: Comparison, console: Console) -> None:
         )
         for index, name in enumerate(main_header(rows, compact=True)):
             table.add_column(name, justify="left" if index == 0 else "right", no_wrap=True)
-        for row in rows:
-            table.add_row(
-                *map(escape, _main_cells(row, 3, compact=True)), style=STYLES[row.verdict]
+        cells = [_main_cells(row, 3, compact=True) for row in rows]
+        for row, row_cells in zip(rows, cells, strict=True):
+            table.add_row(*map(escape, row_cells), style=STYLES[row.verdict])
+        if fits(console, table):
+            console.print(table)
+        else:
+            print_blocks(
+                console,
+                f"{system} vs {comparison.baseline}",
+                main_header(rows, compact=True),
+                cells,
+                [STYLES[row.verdict] for row in rows],
+                [row.verdict for row in rows],
             )
-        console.print(table)
     console.print(escape(_legend(comparison, compact=True)), style="dim", highlight=False)
     for line in summary_lines(comparison):
         console.print(escape(line), highlight=False)
@@ -319,14 +331,21 @@ def render_comparison(comparison: Comparison, console: Console) -> None:
             by_group.add_column(name, justify="left" if index < 2 else "right", no_wrap=True)
         for cell_row in cells:
             by_group.add_row(*map(escape, cell_row))
-        console.print(by_group)
+        if fits(console, by_group):
+            console.print(by_group)
+        else:
+            print_group_tables(console, title, header, cells)
     if comparison.rank_differences:
         ranks = Table(title="rank differences", box=box.SIMPLE_HEAD, pad_edge=False)
         for index, name in enumerate(RANK_HEADER):
             ranks.add_column(name, justify="left" if index == 0 else "right")
         for diff in comparison.rank_differences:
             ranks.add_row(*map(escape, _rank_row(diff)))
-        console.print(ranks)
+        if fits(console, ranks):
+            console.print(ranks)
+        else:
+            rank_rows = [_rank_row(diff) for diff in comparison.rank_differences]
+            print_blocks(console, "rank differences", RANK_HEADER, rank_rows)
         for diff in comparison.rank_differences:
             changed = [c for c in diff.most_changed if c.rank_class != "identical"]
             if changed:
