@@ -14,7 +14,7 @@ mean is 0.45 exactly. Three judges give the judge's value f of each query:
 
 * ``close``: f = clip(Y + N(0, 0.1^2), 0, 1), a judge that tracks people;
 * ``biased``: f = clip(0.6 Y + N(0, 0.2^2), 0, 1), one that grades low and noisily (as the
-  README's judge does: judge-only mean 0.39 against people's 0.62);
+  docs/judges.md's judge does: judge-only mean 0.39 against people's 0.62);
 * ``unrelated``: f drawn independently from the population, a judge that knows nothing.
 
 Each trial draws n labelled queries (Y and f) and ``--unlabelled`` further queries (f

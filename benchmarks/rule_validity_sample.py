@@ -18,7 +18,7 @@ and verdict, into ``tests/data/extraction/rule_validity.json``. The file also ho
 person's reading of each pair (``reading``: true when the two state the same fact,
 ``note`` where it was not obvious); re-sampling keeps the readings of pairs it draws again.
 ``tests/test_extraction_rule_validity.py`` keeps the verdicts stable and counts the
-readings that overturn them, the numbers the README quotes.
+readings that overturn them, the numbers docs/extraction.md quotes.
 
     python benchmarks/rule_validity_sample.py [--seed 0] [--per-side 50]
 """

@@ -1,7 +1,7 @@
 """The default matching rules' verdicts on pairs sampled from LoCoMo, and a person's reading
 of them (``tests/data/extraction/rule_validity.json``, drawn by
 ``benchmarks/rule_validity_sample.py``): the verdicts stay what they were when the pairs
-were read, and the agreement the README quotes is the fixture's."""
+were read, and the agreement docs/extraction.md quotes is the fixture's."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ AGREEMENT = {
     "lcs>=0.7": (50, 1, 50, 39),
     "fuzzy>=85": (50, 1, 50, 30),
 }
-"""What the README's rule validity table says."""
+"""What docs/extraction.md's rule validity table says."""
 
 
 def _pairs() -> list[dict[str, Any]]:

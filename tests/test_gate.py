@@ -407,7 +407,7 @@ def test_github_workflow_example_uses_real_commands() -> None:
 
 
 def test_readme_configuration_example_is_valid(tmp_path: Path) -> None:
-    """The configuration shown in the README loads, every key of it known."""
+    """The configuration shown in docs/gates.md loads, every key of it known."""
     import re
 
     from recallbench.gates import load_config

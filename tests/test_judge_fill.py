@@ -351,7 +351,7 @@ def test_the_committed_cache_replays_calibration_on_people_s_labels(tmp_path: Pa
          *CALIBRATION_ARGS, "--config", str(config), "--judge-cache", str(cache), "--strict",
          "--out", str(tmp_path / "out")],
     )  # fmt: skip
-    # the README's example: 27.2% of judgments failed, so unreliable, as in `judge fill`
+    # docs/judges.md's example: 27.2% of judgments failed, so unreliable, as in `judge fill`
     assert result.exit_code == 69, result.output
     assert "unreliable: 27.2% of judgments failed" in result.output
     calibration = json.loads((tmp_path / "out" / "calibration.json").read_text())

@@ -139,7 +139,7 @@ def few_fail(bundled: Dataset) -> Iterator[Endpoint]:
 def test_calibrate_with_a_third_of_judgments_failed_is_unreliable_and_exits_69(
     tmp_path: Path, third_fail: Endpoint
 ) -> None:
-    """The README's case (SmolLM2, 27.2% failed) exited 0 while `judge fill`, `judge task`
+    """docs/judges.md's case (SmolLM2, 27.2% failed) exited 0 while `judge fill`, `judge task`
     and `qa` exit 69 on the same failure rate."""
     config = _config(tmp_path, third_fail.base_url)
     out = tmp_path / "out"

@@ -393,7 +393,7 @@ def test_the_real_locomo_traps(tmp_path: Path) -> None:
 def test_a_failed_trap_verdict_scores_half_and_stays_counted(
     dataset_file: Path, tmp_path: Path
 ) -> None:
-    """Failed trap verdicts were dropped from N (README's "0.870 of 24" was 20 of 23)."""
+    """Failed trap verdicts were dropped from N (the earlier "0.870 of 24" was 20 of 23)."""
 
     def no_trap_verdict(system: str, user: str) -> str:
         if "Gold answer:\nshe loves it" in user:

@@ -1,5 +1,5 @@
 """The validity suite of shadow decisions (issue 29), small: the scenarios of
-benchmarks/shadow_validity.py (which runs them on 2,000 streams each and writes the README
+benchmarks/shadow_validity.py (which runs them on 2,000 streams each and writes docs/online.md's
 table) on fewer streams, checked after every observation.
 
 * The default procedure (the betting confidence sequence on query units) and the
