@@ -10,19 +10,12 @@ from recallbench.cli._errors import reports_errors
 from recallbench.cli._options import measures_option, out_option, quiet_option
 from recallbench.cli._run import make_console
 from recallbench.cli._types import UNIT
-from recallbench.compare import (
-    MISSING_POLICIES,
-    MissingPolicy,
-    build_comparison,
-    load_compared,
-    measures_of,
-)
+from recallbench.compare import MISSING_POLICIES, MissingPolicy, compare_inputs, paired_settings
 from recallbench.core._files import atomic_write_text
-from recallbench.measures import DEFAULT_MEASURES, parse_measures
+from recallbench.measures import DEFAULT_MEASURES
 from recallbench.render import render_comparison, render_comparison_markdown
 from recallbench.render._html import dataset_for_texts, render_comparison_html
 from recallbench.stats._multiple import CORRECTIONS, Correction
-from recallbench.stats._paired import PairedSettings
 from recallbench.stats._resampling import IntervalMethod
 
 
@@ -34,6 +27,7 @@ Examples:
   recallbench compare a/report.json b/report.json c/report.json --baseline a-system
   recallbench compare base/run.json new/run.json --dataset locomo:locomo10.json -m ndcg@10
   recallbench compare a b --missing drop --correction bh --out out/compare
+  recallbench compare a b --format json > comparison.json
 Inputs are report.json or run.json files, or the folders `recallbench run` wrote.
 """
 )
@@ -99,6 +93,15 @@ Inputs are report.json or run.json files, or the folders `recallbench run` wrote
     show_default=True,
     help="Cutoff of the rank differences.",
 )
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: tables and verdicts; json: the comparison as comparison.json holds it, on "
+    "standard output (what recallbench.compare() returns).",
+)
 @out_option("Also write comparison.json, comparison.md and comparison.html into this folder.")
 @quiet_option
 @reports_errors
@@ -115,6 +118,7 @@ def compare(
     alpha: float,
     power: float,
     k: int,
+    output_format: str,
     out_dir: Path | None,
     quiet: bool,
 ) -> None:
@@ -125,17 +129,20 @@ def compare(
     size, wins/ties/losses and the smallest difference this many queries can detect; then
     the same by category and intent, and how much the rankings themselves changed.
     """
-    scoring = parse_measures(measure_names or DEFAULT_MEASURES)
-    compared = load_compared(inputs, scoring, dataset_spec)
-    measures = measures_of(compared, [str(m) for m in parse_measures(measure_names)])
-    # the interval at 1 - alpha, so that it and the verdict speak of the same level
-    settings = PairedSettings(
-        resamples=resamples, seed=seed, level=1 - alpha, interval=interval, alpha=alpha, power=power
+    settings = paired_settings(resamples, seed, interval, alpha, power)
+    compared, comparison = compare_inputs(
+        inputs,
+        measure_names,
+        baseline=baseline,
+        dataset=dataset_spec,
+        missing=missing,
+        correction=correction,
+        settings=settings,
+        k=k,
     )
-    comparison = build_comparison(
-        compared, measures, baseline, settings, correction=correction, missing=missing, k=k
-    )
-    console = make_console(quiet)
+    if output_format == "json":
+        click.echo(comparison.model_dump_json(indent=2))
+    console = make_console(quiet or output_format == "json")
     render_comparison(comparison, console)
     if out_dir is not None:
         written = {

@@ -36,33 +36,55 @@ class Compared:
     """Returned ids per query, best first: whole for runs, the first 20 for reports."""
 
 
+Input = Path | str | Run | Report
+"""What can be compared: a report.json or run.json file (or the folder `recallbench run`
+wrote), or a ``Run`` or ``Report`` object."""
+
+DatasetSpec = str | Dataset | None
+"""The dataset runs are scored on: a name or path (``--dataset``), a ``Dataset``, or None
+(the bundled dataset a run names)."""
+
+
 def _read(
-    path: Path, measures: Sequence[Measure], datasets: dict[str, Dataset], dataset_spec: str | None
+    path: Path, measures: Sequence[Measure], datasets: dict[str, Dataset], dataset_spec: DatasetSpec
 ) -> tuple[Literal["report", "run"], Report, dict[str, list[str]]]:
     data = read_json(path)
     kind = data.get("format") if isinstance(data, dict) else None
     if kind == "recallbench.report/v1":
-        report = check_finite(validate(Report, data, str(path)), str(path))
-        rankings = {query.id: list(query.returned) for query in report.queries}
-        return "report", report, rankings
+        return _of_report(check_finite(validate(Report, data, str(path)), str(path)))
     if kind == "recallbench.run/v1":
-        run = validate(Run, data, str(path))
-        dataset = _dataset_of(run, path, datasets, dataset_spec)
-        # a measure that scores NaN (a plugin's, say) is as unusable as a NaN read from a file
-        report = check_finite(build_report(dataset, run, measures), f"{path} (scored)")
-        rankings = {result.query_id: [hit.doc_id for hit in result.hits] for result in run.results}
-        return "run", report, rankings
+        return _of_run(validate(Run, data, str(path)), path, measures, datasets, dataset_spec)
     raise ConfigError(
         f"{path}: not a recallbench report or run (format {kind!r}); "
         "give report.json or run.json files, or the folders `recallbench run` wrote"
     )
 
 
+def _of_report(report: Report) -> tuple[Literal["report", "run"], Report, dict[str, list[str]]]:
+    return "report", report, {query.id: list(query.returned) for query in report.queries}
+
+
+def _of_run(
+    run: Run,
+    path: Path,
+    measures: Sequence[Measure],
+    datasets: dict[str, Dataset],
+    dataset_spec: DatasetSpec,
+) -> tuple[Literal["report", "run"], Report, dict[str, list[str]]]:
+    dataset = _dataset_of(run, path, datasets, dataset_spec)
+    # a measure that scores NaN (a plugin's, say) is as unusable as a NaN read from a file
+    report = check_finite(build_report(dataset, run, measures), f"{path} (scored)")
+    rankings = {result.query_id: [hit.doc_id for hit in result.hits] for result in run.results}
+    return "run", report, rankings
+
+
 def _dataset_of(
-    run: Run, path: Path, datasets: dict[str, Dataset], dataset_spec: str | None
+    run: Run, path: Path, datasets: dict[str, Dataset], dataset_spec: DatasetSpec
 ) -> Dataset:
     """The dataset a run is scored on: --dataset, or the bundled one it was made on."""
-    spec = dataset_spec
+    if isinstance(dataset_spec, Dataset):
+        datasets[dataset_spec.name] = dataset_spec
+    spec = dataset_spec.name if isinstance(dataset_spec, Dataset) else dataset_spec
     ref = run.spec.dataset
     if spec is None:
         if ref is None or ref.name != DEFAULT_DATASET:
@@ -84,16 +106,24 @@ def _dataset_of(
 
 
 def load_compared(
-    paths: Sequence[Path], measures: Sequence[Measure], dataset_spec: str | None = None
+    paths: Sequence[Input], measures: Sequence[Measure], dataset_spec: DatasetSpec = None
 ) -> list[Compared]:
-    """Read every input; runs are scored with ``measures``."""
+    """Read every input (a file or folder, or a ``Run`` or ``Report`` object, named
+    ``<Run 2>`` by its position); runs are scored with ``measures``."""
     if len(paths) < 2:
         raise ConfigError("compare needs at least two runs or reports")
     datasets: dict[str, Dataset] = {}
     read = []
-    for given in paths:
-        path = output_file(given, ("report.json", "run.json"))
-        kind, report, rankings = _read(path, measures, datasets, dataset_spec)
+    for position, given in enumerate(paths, start=1):
+        if isinstance(given, Report):
+            path = Path(f"<Report {position}>")
+            kind, report, rankings = _of_report(check_finite(given, str(path)))
+        elif isinstance(given, Run):
+            path = Path(f"<Run {position}>")
+            kind, report, rankings = _of_run(given, path, measures, datasets, dataset_spec)
+        else:
+            path = output_file(Path(given), ("report.json", "run.json"))
+            kind, report, rankings = _read(path, measures, datasets, dataset_spec)
         read.append((path, kind, report, rankings))
     names = [report.system.system for _, _, report, _ in read]
     compared = []
