@@ -261,3 +261,17 @@ def test_documents_are_given_without_their_gold() -> None:
         "title": None,
         "metadata": {"k": 1},
     }
+
+
+def test_a_python_extractor_in_the_working_folder_loads_without_pythonpath(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As for python: systems: the folder the command runs in is importable."""
+    import sys
+
+    from recallbench.extraction._extractors import load_python
+
+    (tmp_path / "here_extractor_mod.py").write_text("def extract(document):\n    return {}\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+    assert callable(load_python("here_extractor_mod:extract", "--extractor"))

@@ -58,6 +58,7 @@ from recallbench.extraction._formats import (
     GoldDocument,
     validated_output,
 )
+from recallbench.systems._python import importable_here
 
 if TYPE_CHECKING:
     from recallbench.judges._setup import JudgeSetup
@@ -186,6 +187,7 @@ def load_python(target: str, option: str) -> Any:
     try:
         module = _module_file(where) if where.endswith(".py") or "/" in where else None
         if module is None:
+            importable_here()  # as for python: systems, no PYTHONPATH=. needed
             module = importlib.import_module(where)
     except ConfigError as error:
         raise ConfigError(f"{spec}: {error}") from None
