@@ -128,7 +128,7 @@ def test_http_at_8_is_the_sequential_run_with_several_requests_out(endpoint: Pat
     assert comparable(together) == comparable(alone)
     errors = {r.query_id: r.error for r in together.results if r.error}
     assert set(errors) == {"q05", "q11"}
-    assert "HTTP 500" in str(errors["q05"]) and "ReadTimeout" in str(errors["q11"])
+    assert "HTTP 500" in str(errors["q05"]) and "no answer within" in str(errors["q11"])
     assert all(r.latency_ms is not None for r in together.results)
     slow = next(r for r in together.results if r.query_id == "q11")
     assert slow.latency_ms is not None and slow.latency_ms >= 3000  # its own call's time

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, cast
 import click
 
 from recallbench.cli._errors import reports_errors
-from recallbench.cli._options import store_option, workspace_option
+from recallbench.cli._options import store_option, trace_options, workspace_option
 from recallbench.cli._run import make_console
 from recallbench.core import ConfigError
 from recallbench.core._files import atomic_write_text
@@ -64,19 +64,7 @@ validated not useful 0; a manual judgment in the store wins. Relevance threshold
     metavar="FILE",
     help="Harvest from trace files instead of the store (repeatable).",
 )
-@click.option(
-    "--format",
-    "trace_format",
-    type=click.Choice(["otlp-json", "phoenix"]),
-    help="The trace files' format. Default: told from each file's first line.",
-)
-@click.option(
-    "--read-tool",
-    "read_tools",
-    multiple=True,
-    metavar="NAME",
-    help="Only tool spans of this name are reads (repeatable). Default: every tool span.",
-)
+@trace_options("The trace files' format.")
 @reports_errors
 def harvest(
     out_path: Path,

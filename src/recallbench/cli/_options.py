@@ -88,6 +88,27 @@ store_options = [
 ]
 
 
+def trace_options(files_help: str) -> Callable[[F], F]:
+    """``--format`` and ``--read-tool`` of the commands that read trace files."""
+
+    def apply(command: F) -> F:
+        command = click.option(
+            "--read-tool",
+            "read_tools",
+            multiple=True,
+            metavar="NAME",
+            help="Only tool spans of this name are reads (repeatable). Default: every tool span.",
+        )(command)
+        return click.option(
+            "--format",
+            "trace_format",
+            type=click.Choice(["otlp-json", "phoenix"]),
+            help=f"{files_help} Default: told from each file's first line.",
+        )(command)
+
+    return apply
+
+
 def with_store_options(command: F) -> F:
     """``--store URL`` and ``--no-store``."""
     for option in reversed(store_options):

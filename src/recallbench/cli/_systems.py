@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from recallbench.cli._errors import reports_errors
+from recallbench.cli._types import FiniteFloat
 from recallbench.systems._check import EXIT_NO_PROFILE
 
 
@@ -110,7 +111,7 @@ Exit codes:
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteFloat(min=0, min_open=True),
     metavar="SECONDS",
     help="Seconds the server may take to start and to answer a call (default 30).",
 )

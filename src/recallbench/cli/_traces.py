@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, cast
 import click
 
 from recallbench.cli._errors import reports_errors
-from recallbench.cli._options import store_option, workspace_option
+from recallbench.cli._options import store_option, trace_options, workspace_option
 from recallbench.cli._run import make_console
 
 if TYPE_CHECKING:
@@ -35,19 +35,7 @@ in the same import.
 """,
 )
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
-@click.option(
-    "--format",
-    "trace_format",
-    type=click.Choice(["otlp-json", "phoenix"]),
-    help="The files' format. Default: told from each file's first line.",
-)
-@click.option(
-    "--read-tool",
-    "read_tools",
-    multiple=True,
-    metavar="NAME",
-    help="Only tool spans of this name are reads (repeatable). Default: every tool span.",
-)
+@trace_options("The files' format.")
 @store_option
 @workspace_option
 @reports_errors

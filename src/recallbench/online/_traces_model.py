@@ -11,8 +11,10 @@ the path.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Union
 
 from recallbench.core._errors import DatasetError, Problem
@@ -89,3 +91,31 @@ def hex_id(value: object, digits: int) -> str | None:
     if any(c not in "0123456789abcdef" for c in lowered) or not lowered.strip("0"):
         return None
     return lowered
+
+
+def json_lines(path: Path, problems: Problems) -> Iterator[tuple[int, str, object]]:
+    """Each non-blank line of a JSON Lines file with its number and its parsed value, one
+    line at a time (a file of any size is streamed); a line that is not JSON, or text that
+    is not UTF-8 (which ends the reading), goes to ``problems`` with its line."""
+    with path.open("r", encoding="utf-8", errors="strict") as lines:
+        number = 0
+        while True:
+            try:
+                line = lines.readline()
+            except UnicodeDecodeError as error:
+                problems.add(f"line {number + 1}", f"not UTF-8 text ({error.reason})")
+                return
+            if not line:
+                return
+            number += 1
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as error:
+                cut = " (truncated?)" if not line.endswith("\n") else ""
+                problems.add(
+                    f"line {number}", f"not JSON{cut}: {error.msg} at column {error.colno}"
+                )
+                continue
+            yield number, line, value

@@ -26,35 +26,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from recallbench.online._traces_model import AttributeValue, Problems, Span, hex_id
+from recallbench.online._traces_model import AttributeValue, Problems, Span, hex_id, json_lines
 
 _SCALARS = ("stringValue", "boolValue", "intValue", "doubleValue", "bytesValue")
 
 
 def read_otlp_json(path: Path, problems: Problems) -> Iterator[Span]:
     """The spans of an OTLP JSON Lines file, in file order; defects go to ``problems``."""
-    with path.open("r", encoding="utf-8", errors="strict") as lines:
-        number = 0
-        while True:
-            try:
-                line = lines.readline()
-            except UnicodeDecodeError as error:
-                problems.add(f"line {number + 1}", f"not UTF-8 text ({error.reason})")
-                return
-            if not line:
-                return
-            number += 1
-            if not line.strip():
-                continue
-            try:
-                request = json.loads(line)
-            except json.JSONDecodeError as error:
-                cut = " (truncated?)" if not line.endswith("\n") else ""
-                problems.add(
-                    f"line {number}", f"not JSON{cut}: {error.msg} at column {error.colno}"
-                )
-                continue
-            yield from _request_spans(request, number, problems)
+    for number, _, request in json_lines(path, problems):
+        yield from _request_spans(request, number, problems)
 
 
 def _request_spans(request: object, line: int, problems: Problems) -> Iterator[Span]:

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-from recallbench.online._traces_model import AttributeValue, Problems, Span, hex_id
+from recallbench.online._traces_model import AttributeValue, Problems, Span, hex_id, json_lines
 
 SPAN_KIND = "openinference.span.kind"
 
@@ -32,37 +32,17 @@ SPAN_KIND = "openinference.span.kind"
 def read_phoenix_jsonl(path: Path, problems: Problems) -> Iterator[Span]:
     """The spans of a Phoenix span export (JSON Lines), in file order; defects go to
     ``problems``."""
-    with path.open("r", encoding="utf-8") as lines:
-        number = 0
-        while True:
-            try:
-                line = lines.readline()
-            except UnicodeDecodeError as error:
-                problems.add(f"line {number + 1}", f"not UTF-8 text ({error.reason})")
-                return
-            if not line:
-                return
-            number += 1
-            if not line.strip():
-                continue
-            if number == 1 and line.lstrip().startswith("["):
-                problems.add(
-                    "line 1",
-                    "a JSON array: write the export as JSON Lines, "
-                    'df.reset_index().to_json(path, orient="records", lines=True)',
-                )
-                return
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as error:
-                cut = " (truncated?)" if not line.endswith("\n") else ""
-                problems.add(
-                    f"line {number}", f"not JSON{cut}: {error.msg} at column {error.colno}"
-                )
-                continue
-            span = _row_span(row, f"line {number}: $", problems)
-            if span is not None:
-                yield span
+    for number, line, row in json_lines(path, problems):
+        if number == 1 and line.lstrip().startswith("["):
+            problems.add(
+                "line 1",
+                "a JSON array: write the export as JSON Lines, "
+                'df.reset_index().to_json(path, orient="records", lines=True)',
+            )
+            return
+        span = _row_span(row, f"line {number}: $", problems)
+        if span is not None:
+            yield span
 
 
 def _row_span(row: object, at: str, problems: Problems) -> Span | None:
