@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from recallbench import __version__
+from recallbench._version import __version__
 from recallbench.cli._errors import DEBUG_ENV, DEBUG_META, EXIT_CODES, guarded
 
 COMMANDS = {

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import click
 from click.core import ParameterSource
 
-from recallbench import __version__
+from recallbench._version import __version__
 from recallbench.cli._errors import reports_errors
 from recallbench.cli._extract import (
     EXTRACTORS,

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Final, Literal
 import click
 from pydantic import JsonValue
 
-from recallbench import __version__
+from recallbench._version import __version__
 from recallbench.cli._errors import EXIT_SERVICE_FAILED, reports_errors
 from recallbench.cli._options import (
     config_option,

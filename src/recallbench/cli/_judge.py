@@ -16,7 +16,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-from recallbench import __version__
+from recallbench._version import __version__
 from recallbench.cli._errors import EXIT_SERVICE_FAILED, reports_errors, warn
 from recallbench.cli._measure_choice import choose_measures
 from recallbench.cli._options import (

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import click
 from rich.console import Console
 
-from recallbench import __version__
+from recallbench._version import __version__
 from recallbench.cli._errors import reports_errors
 from recallbench.cli._judge import (
     UNRELIABLE_RULE,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from recallbench import __version__
+from recallbench._version import __version__
 from recallbench.compare._family import Family, Row, family_levels
 from recallbench.compare._inputs import Compared, MissingPolicy, paired_queries
 from recallbench.compare._model import (

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from pydantic import JsonValue
 
-from recallbench import __version__
+from recallbench._version import __version__
 from recallbench.core._model import Record
 from recallbench.extraction._formats import ExtractionGroundTruth, ExtractionOutput
 from recallbench.extraction._measures import MEASURES, ExtractionScores, unannotated

@@ -20,7 +20,7 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Literal
 
-from recallbench import __version__
+from recallbench._version import __version__
 from recallbench.core import ConfigError, Dataset, Run
 from recallbench.datasets import DEFAULT_DATASET, load_dataset
 from recallbench.report._leaderboard import Standings, interval_method, safe_name

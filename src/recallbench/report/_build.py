@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from recallbench import __version__
+from recallbench._version import __version__
 from recallbench.core import Dataset, Query, QueryResult, Run
 from recallbench.core._judged import describe, judge_of, label_counts
 from recallbench.datasets._provenance import loader_changes

@@ -21,7 +21,7 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
-from recallbench import __version__
+from recallbench._version import __version__
 from recallbench.core import ConfigError
 from recallbench.serve import _views
 from recallbench.serve._auth import TokenGate
