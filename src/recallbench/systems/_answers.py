@@ -58,14 +58,15 @@ def answer_texts(result: Any) -> list[str]:
     ]
 
 
-def raw_hits(result: Any, spec: Results, name: str) -> list[Any]:
+def raw_hits(result: Any, spec: Results, name: str, where: str | None = None) -> list[Any]:
     """The hits of a search answer as the server returned them, in its order: one
     ``{"text": ...}`` per text block, or the list at ``spec.hits`` in the structured content
-    (or in the JSON of the first text block). Raises SystemUnderTestError when JSON was
-    expected and the answer has none."""
+    (or in the JSON of the first text block). A text answer matching one of ``spec.empty``
+    has no hits. Raises SystemUnderTestError when JSON was expected and the answer has
+    none; the message names ``where`` (the profile's file) as the place to say so."""
     texts = answer_texts(result)
     if spec.source == "text_blocks":
-        return [{"text": text} for text in texts]
+        return [] if says_empty(texts, spec) else [{"text": text} for text in texts]
     structured = getattr(result, "structured_content", None)
     if structured is None:
         structured = getattr(result, "structuredContent", None)
@@ -73,11 +74,25 @@ def raw_hits(result: Any, spec: Results, name: str) -> list[Any]:
         try:
             structured = json.loads(texts[0]) if texts else None
         except json.JSONDecodeError:
-            raise SystemUnderTestError(
-                f"{name}: expected JSON in the answer, got {texts[0][:120]!r}"
-            ) from None
+            if says_empty(texts, spec):
+                return []
+            raise SystemUnderTestError(not_json(name, texts[0], where)) from None
     found = select(structured, spec.hits)
     return found if isinstance(found, list) else []
+
+
+def says_empty(texts: list[str], spec: Results) -> bool:
+    """Whether a text answer is how the server says it found nothing (``spec.empty``)."""
+    return any(re.search(pattern, text) for pattern in spec.empty for text in texts)
+
+
+def not_json(name: str, text: str, where: str | None) -> str:
+    """The one-line error for a text answer where JSON was expected, saying what to do."""
+    start = " ".join(text.split())[:80]
+    return (
+        f"{name}: expected JSON in the answer, got {start!r}; if this is how the server says "
+        f"it found nothing, add a pattern for it to [results] empty in {where or 'its profile'}"
+    )
 
 
 def hit_text(item: Any, path: str | None) -> str:

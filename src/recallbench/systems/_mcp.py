@@ -129,6 +129,8 @@ class MCPSystem:
         self._env: dict[str, str] = {}
         self._written: list[Path] = []
         """Files written by ``[ingest] files`` and not yet removed."""
+        self._where = str(profile.source_file) if profile.source_file else None
+        """The profile's file, named in an error that asks for an edit of it."""
 
     @property
     def max_concurrency(self) -> int:
@@ -322,7 +324,7 @@ class MCPSystem:
         search = self.profile.search
         limit = min(10, search.max_k) if search.max_k else 10
         result = await self._call(search.tool, fill(search.arguments, {"query": query, "k": limit}))
-        raw = raw_hits(result, self.profile.results, self.name)
+        raw = raw_hits(result, self.profile.results, self.name, self._where)
         return {doc_id for item in raw if (doc_id := self._map(item)) is not None}
 
     async def _ingest(self, documents: Sequence[Document]) -> None:
@@ -400,7 +402,7 @@ class MCPSystem:
 
     def _hits(self, result: Any) -> list[Hit]:
         spec = self.profile.results
-        raw = raw_hits(result, spec, self.name)
+        raw = raw_hits(result, spec, self.name, self._where)
         hits = []
         for item in raw:
             doc_id = self._map(item)

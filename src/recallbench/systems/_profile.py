@@ -40,6 +40,18 @@ ProfileName = Annotated[str, AfterValidator(_folder_safe)]
 """A profile's name: it names folders, so no separator and not ``.`` or ``..``."""
 
 
+def _compiles(pattern: str) -> str:
+    try:
+        re.compile(pattern)
+    except re.error as error:
+        raise ValueError(f"{pattern!r} is not a regular expression: {error}") from None
+    return pattern
+
+
+Pattern = Annotated[str, AfterValidator(_compiles)]
+"""A regular expression (Python ``re`` syntax), refused when it does not compile."""
+
+
 class Install(Settings):
     npm: str | None = None
     """An npm package spec, installed with ``npm install`` into the profile's folder."""
@@ -195,8 +207,13 @@ class Results(Settings):
     fuzzy_cutoff: float = Field(default=90.0, ge=0, le=100)
     ranked: bool = True
     """False when the server returns hits unranked (evaluated in the order returned)."""
-    error_patterns: list[str] = Field(default_factory=list)
+    error_patterns: list[Pattern] = Field(default_factory=list)
     """Regular expressions that mark a text answer as an error even if is_error is false."""
+    empty: list[Pattern] = Field(default_factory=list)
+    """Regular expressions for a text answer that says the server found nothing (MCP): a
+    match means zero hits, not an error. memory-keeper answers ``No results found for:
+    "..."`` where JSON was asked for, hence ``["^No results found"]``. ``systems init``
+    proposes one from a search for a word nothing matches."""
 
 
 class Reset(Settings):
@@ -355,6 +372,11 @@ class FromFile(Record):
         """The folder of the profile's file (the working folder when it was not read from
         one)."""
         return self._source.parent if self._source is not None else Path.cwd()
+
+    @property
+    def source_file(self) -> Path | None:
+        """The file the profile was read from (None when it was built in code)."""
+        return self._source
 
 
 class Profile(Settings, FromFile):

@@ -44,6 +44,13 @@ KIND_NAMES = ("type", "entitytype", "kind", "category", "memorytype", "notetype"
 FOLDER_NAMES = ("directory", "folder", "dir", "path", "collection", "namespace")
 META_NAMES = ("metadata", "meta", "attributes", "properties", "extra")
 PREFERRED_VALUES = ("memory", "note", "fact", "text", "document", "json")
+STRUCTURE_WORDS = (
+    "json", "structured", "structure", "metadata", "meta", "verbose", "detailed", "details",
+    "detail", "raw",
+)  # fmt: skip
+"""Words in a boolean option's name or description that suggest it asks for structured
+output (memory-keeper's ``includeMetadata`` turns its prose answer into JSON)."""
+MAX_SWITCHES = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +74,9 @@ class Template:
     notes: tuple[str, ...] = ()
     variants: tuple[dict[str, JsonValue], ...] = ()
     """Other arguments worth trying when these fail (each enum value of an option)."""
+    switches: tuple[dict[str, JsonValue], ...] = ()
+    """These arguments with one boolean option for structured output set to true, tried
+    when an answer holds the probe ids only in prose."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,6 +228,19 @@ def _formats(properties: dict[str, dict[str, Any]]) -> dict[str, JsonValue]:
     return chosen
 
 
+def _switches(properties: dict[str, dict[str, Any]], taken: dict[str, JsonValue]) -> list[str]:
+    """Optional boolean options whose name or description suggests structured output
+    (``includeMetadata``, ``json``, ``verbose``), not already on by default."""
+    found = []
+    for name, schema in properties.items():
+        if name in taken or "boolean" not in types_of(schema) or schema.get("default") is True:
+            continue
+        said = set(words(name)) | set(words(str(schema.get("description") or "")))
+        if said & set(STRUCTURE_WORDS):
+            found.append(name)
+    return found[:MAX_SWITCHES]
+
+
 def _string_list(schema: dict[str, Any]) -> bool:
     items = _option(schema, "array").get("items")
     return isinstance(items, dict) and "string" in types_of(items)
@@ -330,7 +353,8 @@ def _search_guess(tool: ListedTool) -> tuple[int, SearchGuess] | None:
         if name in arguments or not isinstance(values, list):
             continue
         variants.extend({**arguments, name: value} for value in values[:4])
-    template = Template(arguments, tuple(notes), tuple(variants[:6]))
+    switches = tuple({**arguments, name: True} for name in _switches(rest, arguments))
+    template = Template(arguments, tuple(notes), tuple(variants[:6]), switches)
     guess = Guess(f"search tool: {tool.name}", ", ".join(reasons), "a guess")
     return score, SearchGuess(tool, guess, template, max_k)
 

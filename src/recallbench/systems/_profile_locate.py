@@ -6,12 +6,14 @@ init``). The result is a ``[results]`` table that :func:`._answers.raw_hits` rea
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from recallbench.core import Document
 from recallbench.systems._answers import answer_texts, normalise, select, text_of
+from recallbench.systems._profile import Results
 from recallbench.systems._profile_guess import ID_NAMES, key
 
 SCORE_NAMES = ("score", "relevancescore", "similarity", "relevance", "rrfscore", "bm25", "rank")
@@ -38,6 +40,19 @@ class Located:
             other.id,
             other.text,
             other.match,
+        )
+
+    def results(self, empty: list[str] | None = None) -> Results:
+        """The ``[results]`` table that reads answers this way (ranked when scored)."""
+        return Results(
+            source=self.source,
+            hits=self.hits,
+            id=self.id,
+            text=self.text,
+            score=self.score,
+            match=self.match,
+            ranked=self.score is not None,
+            empty=empty or [],
         )
 
     def describe(self) -> str:
@@ -168,3 +183,62 @@ def shown(result: Any) -> str:
     texts = answer_texts(result)
     text = " ".join(texts) if texts else repr(getattr(result, "structured_content", None))
     return " ".join(text.split())[:160]
+
+
+PROSE = (
+    "appears only in prose: no JSON or per-hit structure to read ids from; if the server "
+    "has an option for structured output, set it in [search] arguments"
+)
+
+
+def unreadable(result: Any, document: Document) -> str | None:
+    """Why an answer that :func:`locate` cannot read still holds ``document`` (its id or
+    its text): only inside prose, or as a JSON value outside any list of hits. None when
+    the answer does not mention the document at all."""
+    texts = answer_texts(result)
+    joined = " ".join(texts)
+    named = re.search(rf"(?<![\w-]){re.escape(document.id)}(?![\w-])", joined) is not None
+    if not (named or normalise(document.text) in normalise(joined)):
+        return None
+    if any(_holds(root, document.id) for _, root in _roots(result)):
+        return "is in the answer's JSON, but not as a field of a hit: set [results] by hand"
+    return PROSE
+
+
+def _holds(value: Any, wanted: str) -> bool:
+    """Whether a JSON value has ``wanted`` as a value of its own (not inside a longer text)."""
+    if isinstance(value, dict):
+        return any(_holds(inner, wanted) for inner in value.values())
+    if isinstance(value, list):
+        return any(_holds(inner, wanted) for inner in value)
+    return isinstance(value, str | int) and not isinstance(value, bool) and str(value) == wanted
+
+
+MIN_EMPTY = 4
+"""The fewest characters a proposed ``[results] empty`` pattern keeps (shorter would match
+too much)."""
+
+
+def empty_pattern(answers: list[tuple[str, str]]) -> str | None:
+    """A ``[results] empty`` pattern from the answers (query, text) to searches that found
+    nothing: the start their first lines share before the query text, regex-escaped and
+    anchored (``No results found for: "zqx"`` -> ``^No results found for:``). None when
+    they share too little."""
+    heads = []
+    for query, text in answers:
+        lines = text.splitlines()
+        first = lines[0] if lines else ""
+        at = first.lower().find(query.lower())
+        heads.append(first[:at] if at >= 0 else first)
+    common = heads[0] if heads else ""
+    for head in heads[1:]:
+        size = next((n for n, (a, b) in enumerate(zip(common, head, strict=False)) if a != b), None)
+        common = common[: min(len(common), len(head)) if size is None else size]
+    cut = [head[len(common)] for head in heads if len(head) > len(common)]
+    if any(char.isalnum() or char == "_" for char in cut):  # they differ inside a word
+        common = re.sub(r"\w+$", "", common)
+    common = common.rstrip(" \t\"'`([{<\u201c\u2018")
+    if len(common.strip()) < MIN_EMPTY or not re.search(r"[A-Za-z]", common):
+        return None
+    pattern = "^" + re.escape(common).replace("\\ ", " ")
+    return pattern if all(re.search(pattern, text) for _, text in answers) else None

@@ -2,25 +2,36 @@
 documents, search for one of them, and find it in the answer.
 
 Candidates are tried best first: up to two ingest tools, up to four search tools, each
-with its argument variants; a search that finds the document is confirmed with a second
-one. Every attempt that fails leaves a reason. Then the reset candidates: a reset works
-when a search no longer finds what was ingested.
+with its argument variants (an answer that names the document only in prose tries the
+tool's boolean options for structured output first); a search that finds the document is
+confirmed with a second one. Every attempt that fails leaves a reason. Then two searches
+for words nothing matches: a text answer where JSON was found gives the ``[results] empty``
+pattern. Last the reset candidates: a reset works when a search no longer finds what was
+ingested.
 """
 
 from __future__ import annotations
 
 import asyncio
+import random
+import string
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import JsonValue
 
-from recallbench.core import Document
-from recallbench.systems._answers import fill
+from recallbench.core import Document, SystemUnderTestError
+from recallbench.systems._answers import answer_texts, fill, raw_hits
 from recallbench.systems._mcp import MCPSystem
 from recallbench.systems._profile import Ingest, Profile, Search, Server
 from recallbench.systems._profile_guess import IngestGuess, ResetGuess, SearchGuess, ToolGuesses
-from recallbench.systems._profile_locate import Located, locate, shown
+from recallbench.systems._profile_locate import (
+    Located,
+    empty_pattern,
+    locate,
+    shown,
+    unreadable,
+)
 
 WORDS = (
     "quokka", "saffron", "obsidian", "marzipan", "tundra", "pelican",
@@ -38,6 +49,15 @@ SEARCH_K = 10
 RETRIES = 3
 """Searches for the first document before giving up on a search tool (a server that
 indexes in the background may need a moment)."""
+
+Outcome = Literal["found", "failed", "missed", "unreadable"]
+"""What one probing search came to: the document read from the answer, the call failed,
+the answer does not hold the document, or holds it in a shape that cannot be read."""
+
+
+def nonsense_word() -> str:
+    """A word no document holds (the probe of how the server says it found nothing)."""
+    return "zq" + "".join(random.choices(string.ascii_lowercase, k=8))
 
 
 def probe_documents(attempt: int) -> list[Document]:
@@ -65,6 +85,10 @@ class Probed:
     arguments: dict[str, JsonValue] = field(default_factory=dict)
     """The search arguments that found the documents (the template or a variant)."""
     located: Located | None = None
+    empty: list[str] = field(default_factory=list)
+    """``[results] empty``: how the server says it found nothing, when it says so in text."""
+    nothing: str | None = None
+    """What a search for a word nothing matches showed (for the profile's comments)."""
     reset: ResetGuess | None = None
     reasons: list[str] = field(default_factory=list)
 
@@ -110,35 +134,42 @@ class _Prober:
 
     async def search(
         self, guess: SearchGuess, arguments: dict[str, JsonValue], document: Document
-    ) -> tuple[Located | None, bool]:
-        """Where ``document`` is in the answer to a search for its word; and whether the
-        call itself failed."""
+    ) -> tuple[Located | None, Outcome]:
+        """Where ``document`` is in the answer to a search for its word, and the outcome."""
         filled = fill(arguments, {"query": word_of(document), "k": SEARCH_K})
+        why = None
         for attempt in range(RETRIES):
             answer = await self.call(guess.tool.name, filled)
             if answer is None:
-                return None, True
+                return None, "failed"
             found = locate(answer, document)
             if found is not None:
-                return found, False
+                return found, "found"
+            why = unreadable(answer, document)
+            if why is not None:
+                break  # it is there: waiting will not make it readable
             if attempt + 1 < RETRIES:
                 await asyncio.sleep(0.5 * (attempt + 1))
-        self.probed.reasons.append(
-            f"{guess.tool.name} {filled}: {document.id} not in the answer ({shown(answer)!r})"
+        said = (
+            f"{why} (answer: {shown(answer)!r})"
+            if why
+            else f"not in the answer ({shown(answer)!r})"
         )
-        return None, False
+        self.probed.reasons.append(f"{guess.tool.name} {filled}: {document.id} {said}")
+        return None, "unreadable" if why else "missed"
 
     async def pair(self, ingest: IngestGuess, searches: list[SearchGuess], attempt: int) -> bool:
         documents = probe_documents(attempt)
         if not await self.ingest(ingest, documents):
             return False
         for search in searches:
-            for arguments in (search.template.arguments, *search.template.variants):
-                found, failed = await self.search(search, arguments, documents[0])
+            template = search.template
+            for arguments in (template.arguments, *template.switches, *template.variants):
+                found, outcome = await self.search(search, arguments, documents[0])
                 if found is None:
-                    if failed:
-                        continue
-                    break  # the call worked and missed: other values will not help
+                    if outcome == "missed":
+                        break  # the call worked and missed: other values will not help
+                    continue  # failed, or in prose: another option may do
                 again, _ = await self.search(search, arguments, documents[1])
                 if again is None or not again.same_shape(found):
                     self.probed.reasons.append(
@@ -147,9 +178,48 @@ class _Prober:
                     continue
                 self.probed.ingest, self.probed.search = ingest, search
                 self.probed.arguments, self.probed.located = dict(arguments), found
+                await self.nothing(search, arguments, found)
                 await self.reset(documents, search, arguments, found)
                 return True
         return False
+
+    async def nothing(
+        self, search: SearchGuess, arguments: dict[str, JsonValue], located: Located
+    ) -> None:
+        """Search twice for a word nothing matches: when the answer is text where hits
+        come as JSON, keep the start the two answers share as the ``empty`` pattern."""
+        if located.source == "text_blocks":
+            return  # a block saying "nothing" reads as one hit that maps to no document
+        answers = []
+        for word in (nonsense_word(), nonsense_word()):
+            filled = fill(arguments, {"query": word, "k": SEARCH_K})
+            answer = await self.call(search.tool.name, filled)
+            if answer is None:
+                self.probed.nothing = (
+                    f"a search for a word nothing matches failed ({self.probed.reasons[-1]}): "
+                    "queries that find nothing will be recorded as failed"
+                )
+                return
+            try:
+                raw_hits(answer, located.results(), search.tool.name)
+            except SystemUnderTestError:
+                answers.append((word, "\n".join(answer_texts(answer))))
+                continue
+            self.probed.nothing = "not needed (a search for a word nothing matches answered JSON)"
+            return
+        pattern = empty_pattern(answers)
+        seen = " ".join(answers[0][1].split())[:80]
+        if pattern is None:
+            self.probed.nothing = (
+                f"a search for {answers[0][0]!r} answered {seen!r}, with no stable start to "
+                "match: queries that find nothing will fail; set [results] empty"
+            )
+            return
+        self.probed.empty = [pattern]
+        self.probed.nothing = (
+            f"answers matching {pattern!r} are no hits (a search for {answers[0][0]!r} "
+            f"answered {seen!r}; sure)"
+        )
 
     async def reset(
         self,

@@ -71,17 +71,7 @@ def profile_of(proposal: Proposal) -> Profile | None:
         return None
     arguments = probed.arguments or search.template.arguments
     located = probed.located
-    results = Results()
-    if located is not None:
-        results = Results(
-            source=located.source,
-            hits=located.hits,
-            id=located.id,
-            text=located.text,
-            score=located.score,
-            match=located.match,
-            ranked=located.score is not None,
-        )
+    results = located.results(probed.empty) if located is not None else Results()
     batch: dict[str, Any] = {}
     if ingest.batch_field:
         limit = ingest.tool.properties.get(ingest.batch_field, {}).get("maxItems")
@@ -120,7 +110,11 @@ def guess_lines(proposal: Proposal) -> list[str]:
         lines.append("  item: " + "; ".join(ingest.notes))
     if search is not None:
         lines.append(str(search.guess) + ("" if probed.search else " [not confirmed]"))
-        lines.append("  arguments: " + "; ".join(search.template.notes))
+        notes = list(search.template.notes)
+        for name, value in probed.arguments.items():
+            if search.template.arguments.get(name) != value:
+                notes.append(f"{name} = {toml_value(value)} (the answer without it was unreadable)")
+        lines.append("  arguments: " + "; ".join(notes))
     if probed.located is not None:
         lines.append(
             f"results: {probed.located.describe()} (found by ingesting 3 documents and "
@@ -131,6 +125,8 @@ def guess_lines(proposal: Proposal) -> list[str]:
             f"  ranked: {'yes, scores at ' + repr(scored) if scored else 'no scores, so no'}"
             " (a guess: check the server's documentation)"
         )
+        if probed.nothing is not None:
+            lines.append(f"  empty: {probed.nothing}")
     else:
         lines.append("results: not found (the [results] below are the defaults; a guess)")
     if probed.reset is not None:
@@ -164,7 +160,8 @@ def render(proposal: Proposal, profile: Profile) -> str:
         f"description = {toml_value(profile.description)}",
     ]
     lines += ["", *_table("server", server)]
-    data["results"] = profile.results.model_dump(mode="json", include=_RESULT_KEYS)
+    keys = _RESULT_KEYS | ({"empty"} if profile.results.empty else set())
+    data["results"] = profile.results.model_dump(mode="json", include=keys)
     for table in ("ingest", "search", "results", "reset"):
         if table in data:
             lines += ["", *_table(table, data[table])]
