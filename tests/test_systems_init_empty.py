@@ -94,6 +94,10 @@ def test_without_empty_a_nothing_found_answer_fails_with_what_to_do(tmp_path: Pa
     run = asyncio.run(run_dataset(SMALL, MCPSystem(load_profile(path)), k=10))
     errors = {result.query_id: result.error for result in run.results}
     assert errors["q1"] is None and errors["q2"] is None
+    check = CliRunner().invoke(main, ["systems", "check", str(path)])
+    assert check.exit_code == 1, check.output  # the check finds it, before any run
+    assert "FAIL  search 'zqxjvorbnik' (matches nothing): " in check.output
+    assert "[results] empty" in check.output
     assert errors["q4"] == (
         "SystemUnderTestError: keeper_mcp_server: expected JSON in the answer, got 'No results "
         'found for: "remove the ledger_pg_dualwrite flag"\'; if this is how the server says '

@@ -63,16 +63,29 @@ def install(name: str) -> None:
     click.echo(f"installed {profile.name} in {install_profile(profile)}")
 
 
-@systems.command()
+@systems.command(
+    epilog="""\b
+Exit codes: 0 every step worked; 1 a search missed its document or failed (the FAIL line
+says how); 2 bad input; 3 the system did not start or could not ingest.
+\b
+Examples:
+  recallbench systems check server-memory
+  recallbench systems check my-server.toml
+"""
+)
 @click.argument("name")
 @reports_errors
 def check(name: str) -> None:
-    """Start a system, ingest three documents, search, and say what works."""
+    """Start a system, ingest three documents, search (twice for them, once for nothing),
+    and say what works."""
     from recallbench.systems import create_system
-    from recallbench.systems._check import check_system
+    from recallbench.systems._check import check_system, passed
 
-    for line in asyncio.run(check_system(create_system(name))):
+    lines = asyncio.run(check_system(create_system(name)))
+    for line in lines:
         click.echo(str(line))
+    if not passed(lines):
+        raise SystemExit(1)
 
 
 @systems.command(

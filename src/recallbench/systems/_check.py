@@ -1,5 +1,7 @@
 """The smoke check of a system (``recallbench systems check``): start it, ingest three
-documents, run two searches whose answer is known, and say what works.
+documents, run two searches whose answer is known and one that matches nothing (a server
+that answers "no results" in words its profile does not know fails there, not in the middle
+of a run), and say what works.
 
 Shared by ``systems check`` and ``systems init`` (which checks the profile it proposes).
 """
@@ -9,7 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from recallbench.core import Document, Query
+from recallbench.core import Document, Query, SystemUnderTestError
 from recallbench.systems._protocol import SystemUnderTest
 
 EXIT_NO_PROFILE = 1
@@ -23,6 +25,8 @@ CHECK_DOCUMENTS = (
 )
 CHECK_SEARCHES = (("PostgreSQL", "check-1"), ("Fridays", "check-2"))
 """Query text -> the document id that must be among its hits."""
+NO_MATCH = "zqxjvorbnik"
+"""A query no check document matches: its search must answer, with any hits or none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,9 +54,21 @@ async def check_system(system: SystemUnderTest) -> list[CheckLine]:
             ids = [hit.doc_id for hit in hits]
             scored = "with scores" if any(h.score is not None for h in hits) else "no scores"
             lines.append(CheckLine(expected in ids, f"search {text!r}: {ids} ({scored})"))
+        lines.append(await _nothing_found(system))
     finally:
         await system.close()
     return lines
+
+
+async def _nothing_found(system: SystemUnderTest) -> CheckLine:
+    """The search that matches nothing: an answer (with or without hits) is right; an
+    error is the line, with its message (e.g. an answer saying "no results" that the
+    profile's ``[results] empty`` does not know)."""
+    try:
+        hits = await system.search(Query(id="check-none", text=NO_MATCH), 5)
+    except SystemUnderTestError as error:
+        return CheckLine(False, f"search {NO_MATCH!r} (matches nothing): {error}")
+    return CheckLine(True, f"search {NO_MATCH!r} (matches nothing): {[h.doc_id for h in hits]}")
 
 
 def passed(lines: list[CheckLine]) -> bool:
