@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Literal
 from recallbench._version import __version__
 from recallbench.core import ConfigError, Dataset, Run
 from recallbench.datasets import DEFAULT_DATASET, load_dataset
+from recallbench.render._markdown import unmatched_summary
 from recallbench.report._leaderboard import Standings, interval_method, safe_name
 from recallbench.report._model import Report
 from recallbench.stats._rankdiff import rank_difference
@@ -192,6 +193,8 @@ def _summary(report: Report) -> dict[str, object]:
         "system": report.system.system,
         "settings": report.system.settings,
         "k": report.system.k,
+        "k_searched": report.k_searched,
+        "unmatched": unmatched_summary(report),
         "replayed_from": report.system.replayed_from,
         "dataset": report.dataset.model_dump(mode="json"),
         "created_at": report.created_at.isoformat(),

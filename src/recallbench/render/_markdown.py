@@ -7,6 +7,7 @@ from recallbench.render._session import session_markdown
 from recallbench.report._channels import ChannelAnalysis, ChannelStats
 from recallbench.report._escape import md_code, md_table, md_text
 from recallbench.report._model import Bootstrap, Distribution, Group, Interval, Report
+from recallbench.report._returned import depth_note
 from recallbench.stats._resampling import INTERVAL_NAMES
 
 SHOWN_RETURNED = 10
@@ -79,6 +80,20 @@ def _distribution(label: str, unit: str, dist: Distribution | None) -> str:
     )
 
 
+def unmatched_summary(report: Report) -> str | None:
+    """``results that matched no dataset document: 3 of 40 returned (not scored)``, with
+    the documents the system refused to store; None when there is neither."""
+    counts = report.counts
+    unmatched = counts.unmatched or report.system.settings.get("unmatched_results")
+    parts = []
+    if isinstance(unmatched, int) and unmatched:
+        of = f" of {counts.returned} returned" if counts.returned else ""
+        parts.append(f"results that matched no dataset document: {unmatched}{of} (not scored)")
+    if counts.not_ingested:
+        parts.append(f"documents not ingested (refused by the system): {counts.not_ingested}")
+    return " · ".join(parts) or None
+
+
 def render_markdown(report: Report) -> str:
     """The whole report as Markdown."""
     measures = [m.name for m in report.measures]
@@ -91,7 +106,7 @@ def render_markdown(report: Report) -> str:
         f"sha256 `{report.dataset.sha256[:16]}…`"
         + (f", loader {md_code(report.dataset.loader)}" if report.dataset.loader else ""),
         f"- system: {md_code(spec.system)}"
-        + (f", k = {spec.k}" if spec.k else "")
+        + (f", {depth_note(spec.k, report.k_searched)}" if spec.k else "")
         + (
             ""
             if report.system_scores
@@ -124,11 +139,7 @@ def render_markdown(report: Report) -> str:
         *_summary(report, measures),
         "",
         _distribution("latency", "ms", report.latency_ms),
-        *(
-            [f"- results that matched no dataset document: {unmatched} (not scored)"]
-            if (unmatched := report.system.settings.get("unmatched_results"))
-            else []
-        ),
+        *([f"- {line}"] if (line := unmatched_summary(report)) else []),
         _distribution("output size", "bytes", report.output_bytes),
     ]
     lines += agent_memory_markdown(report)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from recallbench.render._markdown import (
@@ -14,10 +15,12 @@ from recallbench.render._markdown import (
     interval_notes,
     pct,
     signed,
+    unmatched_summary,
 )
 from recallbench.render._session import session_summary
 from recallbench.report._channels import ChannelAnalysis
 from recallbench.report._model import Group, Interval, Report, Stability
+from recallbench.report._returned import depth_note
 
 CHANGED_SHOWN = 10
 
@@ -36,9 +39,11 @@ def render_terminal(report: Report, console: Console) -> None:
             "with the live system",
             highlight=False,
         )
+    if report.k_searched is not None:
+        console.print(depth_note(report.system.k, report.k_searched), highlight=False)
     _summary(report, measures, console)
     for warning in report.warnings:
-        console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
+        console.print(f"[yellow]warning:[/yellow] {escape(warning)}", highlight=False)
     groups = report.breakdowns.get("category", [])
     if groups:
         _by_category(groups, measures, console)
@@ -48,6 +53,8 @@ def render_terminal(report: Report, console: Console) -> None:
         f"failed {counts.failed} · missing {counts.missing}"
         + (f" · restarts {report.system.restarts}" if report.system.restarts else "")
     )
+    if (unmatched := unmatched_summary(report)) is not None:
+        console.print(escape(unmatched), highlight=False)
     if not report.system_scores:
         console.print("the system returned no scores: results evaluated in the order returned")
     if report.latency_ms is not None:

@@ -28,7 +28,13 @@ from recallbench.report._model import (
     Report,
     Stability,
 )
-from recallbench.runner import git_revision
+from recallbench.report._returned import (
+    not_ingested,
+    returned_warnings,
+    scores_returned,
+    searched_depth,
+)
+from recallbench.runner import git_revision, unmatched_results
 
 WORST = 10
 RETURNED_SHOWN = 20
@@ -114,7 +120,8 @@ def build_report(
         dataset=dataset.ref,
         relevance_threshold=rules.relevance_threshold,
         system=run.spec,
-        system_scores=any(hit.score is not None for r in run.results for hit in r.hits),
+        k_searched=searched_depth(run.spec),
+        system_scores=scores_returned(run),
         rules=rules.describe(),
         measures=[
             MeasureInfo(name=str(m), definition=m.definition(), higher_is_better=m.higher_is_better)
@@ -127,6 +134,7 @@ def build_report(
             failed=sum(1 for result in run.results if result.failed),
             missing=sum(1 for query_id in query_ids if query_id not in by_query),
             duplicates=sum(evaluation.duplicates.values()),
+            **_unmatched_counts(run),
         ),
         means={name: _finite(value) for name, value in evaluation.means().items()},
         intervals=overall,
@@ -146,6 +154,7 @@ def build_report(
             *_loader_warnings(dataset),
             *_stability_warnings(stability),
             *_judge_warnings(dataset),
+            *returned_warnings(run),
         ],
         labels=label_counts(dataset) if dataset.label_sources else {},
         judge=judge_of(dataset),
@@ -153,6 +162,14 @@ def build_report(
         channels=channel_analysis(dataset, run, relevance_threshold=rules.relevance_threshold),
         queries=queries,
     )
+
+
+def _unmatched_counts(run: Run) -> dict[str, int]:
+    """The counts of results that matched no document and of documents not ingested."""
+    unmatched, returned = unmatched_results(run)
+    refused = len(not_ingested(run.spec))
+    counts = {"unmatched": unmatched, "returned": returned} if unmatched else {}
+    return {**counts, **({"not_ingested": refused} if refused else {})}
 
 
 def _stability(dataset: Dataset, run: Run) -> Stability | None:

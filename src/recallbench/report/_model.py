@@ -37,6 +37,14 @@ class Counts(Record):
     """Queries the run lacks (scored 0, in the means)."""
     duplicates: int
     """Returned documents that repeated an earlier one of the same query."""
+    unmatched: int = Field(default=0, ge=0, exclude_if=lambda value: not value)
+    """Returned results that matched no document of the dataset (not scored), over every
+    search including repeats, as the system counted them (an MCP server's); left out when
+    none did."""
+    returned: int | None = Field(default=None, exclude_if=lambda value: value is None)
+    """Results returned in all, matched or not, when some matched no document."""
+    not_ingested: int = Field(default=0, ge=0, exclude_if=lambda value: not value)
+    """Documents the system refused to store (``[ingest] on_error = "skip"``)."""
 
 
 class Distribution(Record):
@@ -175,6 +183,10 @@ class Report(Record):
     dataset: DatasetRef
     relevance_threshold: int
     system: RunSpec
+    k_searched: int | None = Field(default=None, exclude_if=lambda value: value is None)
+    """How many results each search asked for when the system caps it below ``system.k``
+    (an MCP profile's ``[search] max_k``): measures at cutoffs above it see at most that
+    many results. Left out when searches asked for ``k``."""
     system_scores: bool = True
     """Whether the system returned scores; without them results are evaluated in the order
     the system returned them (unranked MCP servers, for example)."""

@@ -5,6 +5,8 @@ from recallbench.runner._outcome import (
     SystemFailedError,
     failure_of,
     raise_for_failures,
+    unmatched_advice,
+    unmatched_results,
 )
 from recallbench.runner._revision import git_revision
 from recallbench.runner._runner import DEFAULT_RESTARTS, Progress, run_dataset
@@ -18,4 +20,6 @@ __all__ = [
     "git_revision",
     "raise_for_failures",
     "run_dataset",
+    "unmatched_advice",
+    "unmatched_results",
 ]

@@ -30,11 +30,28 @@ def fill(template: Any, values: dict[str, Any]) -> Any:
     return template
 
 
+_STEP = re.compile(r"\[(-?\d*)\]|([^.\[\]]+)")
+
+
 def select(value: Any, path: str) -> Any:
-    """Follow a dotted path (``entities`` or ``result.hits``) into JSON; "" is the value."""
-    for part in filter(None, path.split(".")):
-        value = value.get(part) if isinstance(value, dict) else None
+    """Follow a path into JSON: dotted keys (``entities``, ``result.hits``), a list's item
+    by position (``tags.0`` or ``tags[0]``, ``tags[-1]`` the last), ``[]`` the list itself
+    (``tags[]`` is ``tags``); "" is the value. A step that does not fit the JSON (a key of
+    a list, a position past its end) gives None."""
+    for match in _STEP.finditer(path):
+        position, key = match.groups()
+        if key is not None and isinstance(value, dict):
+            value = value.get(key)
+        elif isinstance(value, list) and (position or _is_position(key)):
+            index = int(position or key or 0)
+            value = value[index] if -len(value) <= index < len(value) else None
+        elif not (position == "" and isinstance(value, list)):  # "[]" keeps a list
+            value = None
     return value
+
+
+def _is_position(key: str | None) -> bool:
+    return key is not None and key.lstrip("-").isdigit()
 
 
 def normalise(text: str) -> str:

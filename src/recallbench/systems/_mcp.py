@@ -87,7 +87,18 @@ def profile_settings(profile: Profile) -> dict[str, Any]:
         del settings["install"]["mcp"]
     if profile.server.concurrency == 1:
         del settings["server"]["concurrency"]
+    if profile.ingest.on_error == "fail":
+        del settings["ingest"]["on_error"]
     return settings
+
+
+def refused_call(ids: Sequence[str], batch: int, batches: int, batched: bool) -> str:
+    """Which documents a refused ingest call carried: ``document 'd1'``, or ``batch 3 of
+    7 (documents 'd1', 'd2' and 30 more)``."""
+    if not batched:
+        return f"document {ids[0]!r}"
+    shown = ", ".join(map(repr, ids[:5])) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+    return f"batch {batch} of {batches} (document{'s' if len(ids) > 1 else ''} {shown})"
 
 
 def _connection_lost(error: Exception) -> bool:
@@ -111,6 +122,13 @@ class MCPSystem:
         into an agent's own memory; None: a fresh temporary folder per setup."""
         self.unmatched = 0
         """Hits that mapped to no dataset document (counted, not scored)."""
+        self.returned = 0
+        """Hits the searches returned, matched or not."""
+        self.scored = 0
+        """Hits the searches returned with a score, matched or not."""
+        self.refused: dict[tuple[str, ...], str] = {}
+        """Documents the server refused to store (``[ingest] on_error = "skip"``): the ids
+        of each refused call, with the error."""
         self._stack: AsyncExitStack | None = None
         self._session: Any = None
         self._workdir: Path | None = None
@@ -148,8 +166,22 @@ class MCPSystem:
             "transport": self.profile.server.transport,
             "ranked": self.profile.results.ranked,
             "unmatched_results": self.unmatched,
+            **(self._unmatched_settings() if self.unmatched else {}),
+            **({"not_ingested": self._not_ingested()} if self.refused else {}),
             **({"kept_store": str(self._kept)} if self._kept else {}),
         }
+
+    def _unmatched_settings(self) -> dict[str, Any]:
+        """With unmatched hits, what a report needs to say why: all hits returned, those
+        with a score, and the profile's file (where ``[results] id`` / ``match`` are)."""
+        return {
+            "returned_results": self.returned,
+            "scored_results": self.scored,
+            **({"profile_file": self._where} if self._where else {}),
+        }
+
+    def _not_ingested(self) -> list[dict[str, Any]]:
+        return [{"ids": list(ids), "error": error} for ids, error in self.refused.items()]
 
     async def setup(self, documents: Sequence[Document]) -> None:
         if await self._emptied():  # the next unit: same server, empty store
@@ -352,7 +384,16 @@ class MCPSystem:
         for start in range(0, len(items), size):
             chunk = items[start : start + size]
             arguments = {ingest.batch_field: chunk} if ingest.batch_field else chunk[0]
-            await self._call(ingest.tool, arguments)
+            ids = tuple(doc.id for doc in documents[start : start + size])
+            try:
+                await self._call(ingest.tool, arguments)
+            except Exception as error:
+                text = str(error) or type(error).__name__
+                if ingest.on_error == "skip" and not self._broken:
+                    self.refused[ids] = text
+                    continue
+                which = refused_call(ids, start // size + 1, -(-len(items) // size), size > 1)
+                raise SystemUnderTestError(f"{self.name}: {which} not stored: {text}") from None
 
     async def call_tool(self, tool: str, arguments: dict[str, Any]) -> Any:
         """Call a tool of the running server with the adapter's timeout and failure
@@ -406,24 +447,22 @@ class MCPSystem:
         hits = []
         for item in raw:
             doc_id = self._map(item)
+            score = select(item, spec.score) if spec.score else None
+            score = float(score) if isinstance(score, int | float) else None
+            self.returned += 1
+            self.scored += score is not None
             if doc_id is None:
                 self.unmatched += 1
                 continue
-            score = select(item, spec.score) if spec.score else None
-            hits.append(
-                Hit(
-                    doc_id=doc_id,
-                    score=float(score) if isinstance(score, int | float) else None,
-                    channels=("mcp",),
-                )
-            )
+            hits.append(Hit(doc_id=doc_id, score=score, channels=("mcp",)))
         return hits
 
     def _map(self, item: Any) -> str | None:
         spec = self.profile.results
         if spec.match == "id":
             value = select(item, spec.id) if spec.id else None
-            return str(value) if value is not None and str(value) in self._ids else None
+            values = value if isinstance(value, list) else [value]  # the first known id
+            return next((str(v) for v in values if v is not None and str(v) in self._ids), None)
         text = normalise(hit_text(item, spec.text))
         exact = self._by_content.get(text)
         if exact is not None or spec.match == "content":

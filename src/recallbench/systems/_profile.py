@@ -169,6 +169,12 @@ class Ingest(Settings):
     """After writing the files: a tool or command that indexes them."""
     ready: IngestReady | None = None
     """After writing (and indexing) the files: wait until a search finds them."""
+    on_error: Literal["fail", "skip"] = "fail"
+    """What a call the server refuses does (an error answer, such as a validation error
+    for a memory it finds too generic): ``"fail"`` stops the run, naming the document (or
+    the batch and its documents); ``"skip"`` goes on without those documents, and the
+    report counts and lists them as not ingested (queries that need them can still miss).
+    A call that times out or loses the server stops the run either way."""
 
     @model_validator(mode="after")
     def _tool_or_files(self) -> Ingest:
@@ -197,10 +203,20 @@ class Results(Settings):
     """Where hits are: structured content (falling back to JSON in the first text block),
     JSON inside the first text block, or one text block per hit."""
     hits: str = ""
-    """Dotted path to the list of hits inside the JSON ("" = the JSON is the list)."""
+    """Path to the list of hits inside the JSON ("" = the JSON is the list). A path is
+    dotted keys (``result.hits``); a number picks a list's item by position, as ``tags.0``
+    or ``tags[0]`` (``tags[-1]`` the last); ``[]`` after a key is the list itself."""
     id: str | None = None
+    """Path to a hit's id inside one hit (``match = "id"``), in the syntax of ``hits``:
+    ``id``, ``metadata.doc_id``, ``tags[0]``. For an MCP server, when it leads to a list
+    (``tags`` or ``tags[]``), the first item that is a dataset document's id is the hit's
+    id, and hits whose id is no document's are counted as unmatched (not scored): the report
+    says how many, and warns when most are."""
     text: str | None = None
+    """Path to a hit's text (``match = "content"`` or ``"fuzzy"``); a list of strings is
+    joined. Unset: the hit's ``text`` field."""
     score: str | None = None
+    """Path to a hit's score; a hit whose value there is not a number has none."""
     match: Literal["id", "content", "fuzzy"] = "id"
     """Map a hit to a dataset document by its id field, by its text (equal once lower-cased
     and reduced to words), or by the most similar text (rapidfuzz ratio >= fuzzy_cutoff)."""
