@@ -109,7 +109,7 @@ def test_an_answer_in_prose_only_gives_a_reason_that_says_so(tmp_path: Path) -> 
     out = tmp_path / "prose.toml"
     code, _, stderr = _init("--out", str(out), "--", sys.executable, str(KEEPER), "prose")
     assert code == 1
-    assert "probe-0-1 appears only in prose: no JSON or per-hit structure to read ids" in stderr
+    assert "probe-doc-0-1 appears only in prose: no JSON or per-hit structure to read ids" in stderr
     assert "if the server has an option for structured output, set it in [search]" in stderr
     assert "not in the answer" not in stderr
 

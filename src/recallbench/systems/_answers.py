@@ -17,16 +17,24 @@ _PLACEHOLDER = re.compile(r"\{([a-z_.]+)\}")
 
 def fill(template: Any, values: dict[str, Any]) -> Any:
     """Replace ``{name}`` placeholders in every string of a JSON template; a string that is
-    exactly one placeholder takes the value's own type (``"{k}"`` -> 10)."""
+    exactly one placeholder takes the value's own type (``"{k}"`` -> 10). A document's
+    ``{title}`` is its id when it has none (values with an ``id`` and an empty or no
+    ``title``), in every template: ``[ingest] item`` as ``[ingest.files]``."""
+    if "id" in values and not values.get("title"):
+        values = {**values, "title": values["id"]}
+    return _fill(template, values)
+
+
+def _fill(template: Any, values: dict[str, Any]) -> Any:
     if isinstance(template, str):
         whole = _PLACEHOLDER.fullmatch(template)
         if whole and whole.group(1) in values:
             return values[whole.group(1)]
         return _PLACEHOLDER.sub(lambda m: str(values.get(m.group(1), m.group(0))), template)
     if isinstance(template, list):
-        return [fill(item, values) for item in template]
+        return [_fill(item, values) for item in template]
     if isinstance(template, dict):
-        return {key: fill(value, values) for key, value in template.items()}
+        return {key: _fill(value, values) for key, value in template.items()}
     return template
 
 

@@ -19,10 +19,27 @@ EXIT_NO_PROFILE = 1
 one) with the reasons in its comments."""
 
 CHECK_DOCUMENTS = (
-    Document(id="check-1", text="The ledger runs on PostgreSQL since March."),
-    Document(id="check-2", text="Deploys are frozen on Fridays."),
-    Document(id="check-3", text="Priya prefers PR descriptions with a test plan."),
+    Document(
+        id="check-1",
+        title="Ledger database",
+        text="The ledger runs on PostgreSQL since March; the old MySQL replica was switched "
+        "off after the migration.",
+    ),
+    Document(
+        id="check-2",
+        title="Deploy freeze",
+        text="Deploys are frozen on Fridays: anything merged after Thursday noon waits for "
+        "Monday's release train.",
+    ),
+    Document(
+        id="check-3",
+        title="Pull request descriptions",
+        text="Priya prefers PR descriptions with a test plan and a screenshot of any change "
+        "to the user interface.",
+    ),
 )
+"""Memories as agents store them: a title (10 characters or more) and a text of 80 or more,
+which servers that validate what they store (a title required, a minimum length) accept."""
 CHECK_SEARCHES = (("PostgreSQL", "check-1"), ("Fridays", "check-2"))
 """Query text -> the document id that must be among its hits."""
 NO_MATCH = "zqxjvorbnik"

@@ -161,8 +161,9 @@ class Ingest(Settings):
     batch_field: str | None = None
     """When set, up to ``batch_size`` items go in one call as this argument's list."""
     item: dict[str, JsonValue] = Field(default_factory=dict)
-    """The arguments (or list item) for one document: ``{id}``, ``{text}``, ``{title}`` and
-    ``{metadata.KEY}`` are replaced."""
+    """The arguments (or list item) for one document: ``{id}``, ``{text}``, ``{title}`` (the
+    id when the document has none, as in ``[ingest.files]``) and ``{metadata.KEY}`` are
+    replaced."""
     files: IngestFiles | None = None
     """Write the documents as files instead of calling a tool (``[ingest.files]``)."""
     index: IngestIndex | None = None

@@ -61,10 +61,12 @@ def nonsense_word() -> str:
 
 
 def probe_documents(attempt: int) -> list[Document]:
-    """Three documents with ids ``probe-ATTEMPT-N``, each with a rare word of its own."""
+    """Three documents with ids ``probe-doc-ATTEMPT-N``, each with a rare word of its own.
+    The ids are 13 characters: a server that takes the id as a title and wants titles of
+    10 characters or more (@ai-devkit/memory) accepts them."""
     return [
         Document(
-            id=f"probe-{attempt}-{n + 1}",
+            id=f"probe-doc-{attempt}-{n + 1}",
             text=text.format(word=WORDS[(3 * attempt + n) % len(WORDS)]),
         )
         for n, text in enumerate(TEXTS)
@@ -125,7 +127,8 @@ class _Prober:
             return None
 
     async def ingest(self, guess: IngestGuess, documents: list[Document]) -> bool:
-        items = [fill(guess.item, {"id": d.id, "text": d.text, "title": d.id}) for d in documents]
+        values = [{"id": d.id, "text": d.text, "title": d.title} for d in documents]
+        items = [fill(guess.item, document) for document in values]
         calls = [{guess.batch_field: items}] if guess.batch_field else items
         for arguments in calls:
             if await self.call(guess.tool.name, arguments) is None:

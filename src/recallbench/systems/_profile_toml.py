@@ -1,13 +1,17 @@
 """The profile ``systems init`` proposes, written as TOML with comments that say what was
 guessed, how sure, and (when no working profile was found) why.
 
-The text is read back through :class:`~recallbench.systems._profile.Profile` before it is
-written, so what lands on disk is a profile recallbench can load.
+Every key and string is quoted and escaped as TOML requires (whatever a server names its
+tools and arguments, or says in an error), and every comment line is one line of text: a
+message that spans lines (a server's pretty-printed JSON error) becomes several comment
+lines. The text is read back through :class:`~recallbench.systems._profile.Profile` before
+it is written, so what lands on disk is a profile recallbench can load; when it does not
+read back, :class:`UnreadableProfileError` says why and nothing is written.
 """
 
 from __future__ import annotations
 
-import json
+import math
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -15,7 +19,8 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from recallbench.systems._check import CheckLine
+from recallbench.core import RecallbenchError
+from recallbench.systems._check import EXIT_NO_PROFILE, CheckLine
 from recallbench.systems._profile import Ingest, Profile, Reset, Results, Search, Server
 from recallbench.systems._profile_probe import Probed
 
@@ -23,14 +28,53 @@ BATCH_SIZE = 50
 _RESULT_KEYS = {"source", "hits", "id", "text", "score", "match", "ranked"}
 
 
+_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\t": "\\t",
+    "\n": "\\n",
+    "\f": "\\f",
+    "\r": "\\r",
+}
+_MUST_ESCAPE = re.compile(r'["\\\x00-\x1f\x7f\ud800-\udfff]')
+"""Quotes, backslashes, control characters, and lone surrogates (which no TOML escape
+holds: their ``\\uD800`` makes the read-back fail, with a clear error)."""
+_NOT_IN_COMMENTS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f\ud800-\udfff]")
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+class UnreadableProfileError(RecallbenchError):
+    """The TOML written for a proposal does not load back as the same profile (a bug in
+    this writer): nothing is written. Exit 1, as when no working profile was found."""
+
+    exit_code = EXIT_NO_PROFILE
+
+
+def toml_string(text: str) -> str:
+    """``text`` as a TOML basic string: quotes, backslashes and control characters
+    escaped, everything else (any Unicode character) as is."""
+    return '"' + _MUST_ESCAPE.sub(_escape, text) + '"'
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    return _ESCAPES.get(char) or f"\\u{ord(char):04X}"
+
+
 def toml_value(value: Any) -> str:
-    """A JSON value as a TOML value (strings as basic strings, objects as inline tables)."""
+    """A JSON value as a TOML value (strings as basic strings, objects as inline tables).
+    TOML has no null: None is refused (TypeError), as is anything that is not JSON."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        return repr(value) if math.isfinite(value) else ("inf" if value > 0 else "-inf")
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        return toml_string(value)
     if isinstance(value, list):
         return "[" + ", ".join(toml_value(item) for item in value) + "]"
     if isinstance(value, dict):
@@ -42,8 +86,23 @@ def toml_value(value: Any) -> str:
 
 
 def toml_key(name: str) -> str:
-    """A key, bare when TOML allows it, else quoted."""
-    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name)
+    """A key, bare when TOML allows it (letters, digits, ``_``, ``-``), else quoted: a
+    dot, space, quote, ``=`` or any other character cannot end or split the key."""
+    return name if _BARE_KEY.fullmatch(name) else toml_string(name)
+
+
+def comment_lines(lines: list[str]) -> list[str]:
+    """``lines`` as TOML comments: each line break (``\\n``, ``\\r``, Unicode's) starts a
+    new comment line (indented under the first), and the control characters a comment may
+    not hold are shown escaped as Python would (``\\x00``)."""
+    out = []
+    for line in lines:
+        first, *rest = line.splitlines() or [""]
+        indent = " " * (len(first) - len(first.lstrip()) + 2)
+        for part in [first, *(indent + part for part in rest)]:
+            shown = _NOT_IN_COMMENTS.sub(lambda m: ascii(m.group())[1:-1], part)
+            out.append(f"# {shown}".rstrip())
+    return out
 
 
 @dataclass
@@ -87,10 +146,6 @@ def profile_of(proposal: Proposal) -> Profile | None:
         results=results,
         reset=Reset(tool=reset.tool.name, arguments=reset.arguments) if reset else None,
     )
-
-
-def _comment(lines: list[str]) -> list[str]:
-    return [f"# {line}".rstrip() for line in lines]
 
 
 def _table(name: str, values: dict[str, JsonValue | None]) -> list[str]:
@@ -137,7 +192,20 @@ def guess_lines(proposal: Proposal) -> list[str]:
 
 
 def render(proposal: Proposal, profile: Profile) -> str:
-    """The profile's TOML text, with the comments; checked to load back as ``profile``."""
+    """The profile's TOML text, with the comments; checked to load back as ``profile``
+    (UnreadableProfileError when it does not, or holds a value TOML cannot say)."""
+    try:
+        text = _text(proposal, profile)
+    except TypeError as error:  # a null in a schema's value: TOML has none
+        raise UnreadableProfileError(
+            f"systems init: the profile proposed for {profile.name!r} holds a value TOML "
+            f"cannot write ({error}; TOML has no null); nothing was written"
+        ) from None
+    read_back(text, profile)
+    return text
+
+
+def _text(proposal: Proposal, profile: Profile) -> str:
     verdict = "passed" if proposal.passed else "FAILED: this is a best guess, see the reasons below"
     head = [
         f"{profile.name}: proposed by `recallbench systems init` from the {proposal.tools} "
@@ -154,7 +222,7 @@ def render(proposal: Proposal, profile: Profile) -> str:
         head += [f"  - {reason}" for reason in proposal.probed.reasons[:12]]
     data = profile.model_dump(mode="json", exclude_defaults=True)
     server = data["server"]
-    lines = _comment(head)
+    lines = comment_lines(head)
     lines += [
         f"name = {toml_value(profile.name)}",
         f"description = {toml_value(profile.description)}",
@@ -165,7 +233,21 @@ def render(proposal: Proposal, profile: Profile) -> str:
     for table in ("ingest", "search", "results", "reset"):
         if table in data:
             lines += ["", *_table(table, data[table])]
-    text = "\n".join(lines) + "\n"
-    if Profile.model_validate(tomllib.loads(text)) != profile:  # pragma: no cover - a bug
-        raise AssertionError(f"the TOML written for {profile.name} does not read back")
-    return text
+    return "\n".join(lines) + "\n"
+
+
+def read_back(text: str, profile: Profile) -> None:
+    """Load ``text`` as a profile: UnreadableProfileError unless it is ``profile``."""
+    try:
+        loaded = Profile.model_validate(tomllib.loads(text))
+    except (tomllib.TOMLDecodeError, ValueError) as error:
+        why = f"{type(error).__name__}: {error}"
+    else:
+        if loaded == profile:
+            return
+        why = "it loads as a different profile"
+    raise UnreadableProfileError(
+        f"systems init: the TOML written for {profile.name!r} does not read back ({why}); "
+        "nothing was written. This is a bug in recallbench: please report it with the "
+        "server's command."
+    )
