@@ -347,8 +347,19 @@ def _command_lines(
                 )
             )
         out.append(_table(("argument", "required", "how many"), rows) + "\n")
-    options = [p for p in command.get_params(ctx) if isinstance(p, click.Option)]
-    options = [p for p in options if not p.hidden]
+    # the help option built here from the context, not command.get_params(ctx): click
+    # caches a command's help option the first time it is asked for, with the names of
+    # that context (a command invoked on its own, in a test, gets only --help)
+    options = [p for p in command.params if isinstance(p, click.Option) and not p.hidden]
+    if command.add_help_option and ctx.help_option_names:
+        options.append(
+            click.Option(
+                list(ctx.help_option_names),
+                is_flag=True,
+                expose_value=False,
+                help="Show this message and exit.",
+            )
+        )
     if options:
         rows = []
         for option in options:

@@ -30,7 +30,13 @@ def test_generated_reference_is_current(page: str) -> None:
     expected = _generator().pages()[page]
     committed = (ROOT / page).read_text(encoding="utf-8") if (ROOT / page).exists() else ""
     if committed != expected:
-        pytest.fail(f"{page} is stale: run make docs-reference")
+        import difflib
+
+        diff = difflib.unified_diff(
+            committed.splitlines(), expected.splitlines(), "committed", "generated", lineterm=""
+        )
+        shown = "\n".join(list(diff)[:40])
+        pytest.fail(f"{page} is stale: run make docs-reference\n{shown}")
 
 
 def test_generated_reference_is_deterministic() -> None:
@@ -107,3 +113,22 @@ def test_strict_build_fails_on_a_broken_link(tmp_path: Path, link: str, message:
     built = _build(copy / "mkdocs.yml", tmp_path / "site")
     assert built.returncode != 0
     assert message in built.stdout + built.stderr
+
+
+def test_the_cli_reference_does_not_depend_on_what_ran_before() -> None:
+    """click caches a command's help option with the names of the first context that asks
+    for it: a command run on its own (as tests do) has only --help, not -h. The reference
+    must come out the same after that."""
+    import click
+    from click.testing import CliRunner
+
+    from recallbench.cli import main
+
+    ctx = click.Context(main, info_name="recallbench")
+    for name in main.list_commands(ctx):
+        command = main.get_command(ctx, name)
+        assert command is not None
+        CliRunner().invoke(command, ["--help"])
+    assert _generator().pages()["docs/reference/cli.md"] == (
+        ROOT / "docs/reference/cli.md"
+    ).read_text(encoding="utf-8")
