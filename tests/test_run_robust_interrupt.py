@@ -27,6 +27,8 @@ HANG_GUARD = 5.0
 
 INTERRUPTIBLE = [
     sys.executable,
+    "-X",
+    "faulthandler",  # a crash (seen once: SIGSEGV instead of 130) prints every thread's stack
     "-c",
     "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
     "runpy.run_module('recallbench', run_name='__main__', alter_sys=True)",
