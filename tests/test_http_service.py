@@ -245,3 +245,32 @@ def test_bad_service_keys_are_refused_naming_key_and_file(tmp_path: Path) -> Non
         read_profile(path, HttpProfile)
     message = str(caught.value)
     assert str(path) in message and "http.startup_timeout" in message and "http.strat" in message
+
+
+def test_results_that_match_no_document_are_counted_and_fail_a_run_of_only_those(
+    tmp_path: Path,
+) -> None:
+    """A wrong [results] id: every hit is unmatched. Counted as the MCP adapter counts them,
+    so the run fails (nothing was measured) instead of reading 0 everywhere, quietly."""
+    from recallbench.runner import failure_of, unmatched_results
+
+    path = write_profile(tmp_path, STARTED)
+    path.write_text(path.read_text().replace('\nid = "id"\n', '\nid = "doc_id"\n'))
+    data = Dataset(
+        name="d",
+        documents=DOCS,
+        queries=(Query(id="q1", text="postgresql ledger"), Query(id="q2", text="fridays")),
+        qrels={"q1": {"pg": 1}, "q2": {"fri": 1}},
+    )
+    run = asyncio.run(run_dataset(data, create_system(str(path)), k=5))
+    assert all(not result.hits for result in run.results)
+    unmatched, returned = unmatched_results(run)
+    assert unmatched == returned == run.spec.settings["scored_results"] > 0
+    reason = failure_of(run)
+    assert reason is not None and "matched no document" in reason and "doc_id" in reason
+
+    right = asyncio.run(
+        run_dataset(data, create_system(str(write_profile(tmp_path, STARTED))), k=5)
+    )
+    assert "unmatched_results" not in right.spec.settings  # unchanged runs record the same
+    assert failure_of(right) is None

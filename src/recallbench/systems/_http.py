@@ -150,6 +150,10 @@ class HttpSystem:
         self._places: dict[str, str] = {}
         self.call_timeout = profile.http.timeout
         """Seconds a request may take (the profile's ``http.timeout``; ``run --timeout``)."""
+        self.returned = self.scored = self.unmatched = 0
+        """Results returned, those with a score, and those that matched no document (every
+        search): counted as the MCP adapter counts them, so a wrong ``[results] id`` shows
+        in the report instead of every measure quietly reading 0."""
 
     @property
     def _resets(self) -> bool:
@@ -163,7 +167,16 @@ class HttpSystem:
                 del safe["http"][key]
         if self.profile.reset is None:
             del safe["reset"]
-        return {"profile": safe, "ranked": self.profile.results.ranked}
+        counts = {  # only when some result matched nothing: unchanged runs record the same
+            "unmatched_results": self.unmatched,
+            "returned_results": self.returned,
+            "scored_results": self.scored,
+        }
+        return {
+            "profile": safe,
+            "ranked": self.profile.results.ranked,
+            **(counts if self.unmatched else {}),
+        }
 
     async def setup(self, documents: Sequence[Document]) -> None:
         """Start the service if the profile does and it is not running, else empty the
@@ -324,16 +337,14 @@ class HttpSystem:
         hits = []
         for item in found if isinstance(found, list) else []:
             doc_id = select(item, spec.id) if spec.id else None
-            if doc_id is None or str(doc_id) not in self._ids:
-                continue
             score = select(item, spec.score) if spec.score else None
-            hits.append(
-                Hit(
-                    doc_id=str(doc_id),
-                    channels=("http",),
-                    score=float(score) if isinstance(score, int | float) else None,
-                )
-            )
+            score = float(score) if isinstance(score, int | float) else None
+            self.returned += 1
+            self.scored += score is not None
+            if doc_id is None or str(doc_id) not in self._ids:
+                self.unmatched += 1
+                continue
+            hits.append(Hit(doc_id=str(doc_id), channels=("http",), score=score))
         return hits[:k]
 
     async def close(self) -> None:
