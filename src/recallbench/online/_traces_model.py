@@ -71,6 +71,11 @@ class Problems:
     def __bool__(self) -> bool:
         return bool(self.kept)
 
+    @property
+    def count(self) -> int:
+        """Every problem added, kept or only counted."""
+        return len(self.kept) + self.more
+
     def raise_if_any(self) -> None:
         """:class:`TraceFileError` with every problem, if there is one."""
         if not self.kept:
@@ -119,3 +124,31 @@ def json_lines(path: Path, problems: Problems) -> Iterator[tuple[int, str, objec
                 )
                 continue
             yield number, line, value
+
+
+def read_span(
+    problems: Problems,
+    before: int,
+    trace_id: str | None,
+    span_id: str | None,
+    name: object,
+    start: int | None,
+    end: int | None,
+    attributes: Mapping[str, AttributeValue],
+    at: str,
+    paths: Mapping[str, str],
+) -> Span | None:
+    """The span a reader took apart, or None when reading it added a problem (``before``:
+    :attr:`Problems.count` when it began) or it lacks its ids or its start."""
+    if problems.count > before or not (trace_id and span_id) or start is None:
+        return None
+    return Span(
+        trace_id=trace_id,
+        span_id=span_id,
+        name=name if isinstance(name, str) else "",
+        start_ns=start,
+        end_ns=end,
+        attributes=attributes,
+        where=at,
+        paths=paths,
+    )

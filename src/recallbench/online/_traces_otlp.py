@@ -26,7 +26,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from recallbench.online._traces_model import AttributeValue, Problems, Span, hex_id, json_lines
+from recallbench.online._traces_model import (
+    AttributeValue,
+    Problems,
+    Span,
+    hex_id,
+    json_lines,
+    read_span,
+)
 
 _SCALARS = ("stringValue", "boolValue", "intValue", "doubleValue", "bytesValue")
 
@@ -71,7 +78,7 @@ def _list(
 
 def _span(span: dict[str, Any], at: str, problems: Problems) -> Span | None:
     """A span, or None (its problems added) when its ids or start time are unusable."""
-    before = len(problems.kept) + problems.more
+    before = problems.count
     trace_id = hex_id(span.get("traceId"), 32)
     if trace_id is None:
         problems.add(f"{at}.traceId", f"expected 32 hex digits, got {_shown(span.get('traceId'))}")
@@ -95,18 +102,7 @@ def _span(span: dict[str, Any], at: str, problems: Problems) -> Span | None:
         if value is not None:
             attributes[key] = value
             paths[key] = f".attributes[{index}].value"
-    if len(problems.kept) + problems.more > before or not (trace_id and span_id) or start is None:
-        return None
-    return Span(
-        trace_id=trace_id,
-        span_id=span_id,
-        name=name if isinstance(name, str) else "",
-        start_ns=start,
-        end_ns=end,
-        attributes=attributes,
-        where=at,
-        paths=paths,
-    )
+    return read_span(problems, before, trace_id, span_id, name, start, end, attributes, at, paths)
 
 
 def any_value(value: object, at: str, problems: Problems) -> AttributeValue | None:

@@ -24,7 +24,14 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-from recallbench.online._traces_model import AttributeValue, Problems, Span, hex_id, json_lines
+from recallbench.online._traces_model import (
+    AttributeValue,
+    Problems,
+    Span,
+    hex_id,
+    json_lines,
+    read_span,
+)
 
 SPAN_KIND = "openinference.span.kind"
 
@@ -49,7 +56,7 @@ def _row_span(row: object, at: str, problems: Problems) -> Span | None:
     if not isinstance(row, dict):
         problems.add(at, "expected an object (one span per line)")
         return None
-    before = len(problems.kept) + problems.more
+    before = problems.count
     nested_context = row.get("context")
     context: dict[str, object] = nested_context if isinstance(nested_context, dict) else {}
     trace_raw = row.get("context.trace_id", context.get("trace_id"))
@@ -78,18 +85,7 @@ def _row_span(row: object, at: str, problems: Problems) -> Span | None:
         attributes[SPAN_KIND] = kind
         paths[SPAN_KIND] = '["span_kind"]'
     name = row.get("name")
-    if len(problems.kept) + problems.more > before or not (trace_id and span_id) or start is None:
-        return None
-    return Span(
-        trace_id=trace_id,
-        span_id=span_id,
-        name=name if isinstance(name, str) else "",
-        start_ns=start,
-        end_ns=end,
-        attributes=attributes,
-        where=at,
-        paths=paths,
-    )
+    return read_span(problems, before, trace_id, span_id, name, start, end, attributes, at, paths)
 
 
 def _flatten(
