@@ -51,6 +51,13 @@ browser:
 	@test -x /usr/bin/chromium || { [ "$$(id -u)" = 0 ] && export DEBIAN_FRONTEND=noninteractive \
 		&& apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null; } \
 		|| echo "no /usr/bin/chromium and no root to install it: browser tests will skip"
+	@$(MAKE) --no-print-directory $(AXE)
+
+# axe-core (npm) for the accessibility checks of the browser tests, pinned; tests/axe.py
+# injects its script into the pages (nothing of it is shipped in the package).
+AXE := .cache/axe/node_modules/axe-core/axe.min.js
+$(AXE):
+	npm install --silent --no-audit --no-fund --prefix .cache/axe axe-core@4.11.0 >/dev/null
 
 # The real memory servers the tests start (npm and PyPI), installed before the tests run
 # into the folder the test fixture uses; the fixture finds them there (installing is idempotent).

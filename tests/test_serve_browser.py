@@ -9,11 +9,6 @@ tests skip with one line, unless RECALLBENCH_REQUIRE_BROWSER=1, where they fail.
 
 from __future__ import annotations
 
-import os
-import re
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +18,7 @@ import pytest
 from headless_browser import SCREENSHOTS, launched_browser
 from recallbench.serve._preferences import preferences
 from recallbench.store import open_store
+from served_dashboard import serving
 from test_serve_seed import seed
 
 LABELS = 20
@@ -36,37 +32,12 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[str, str]]:
-    """(the printed URL with its token, the store's URL): `python -m recallbench.serve`
-    on port 0 (any free port) over a seeded store, stopped by SIGTERM afterwards."""
+    """(the printed URL with its token, the store's URL) of `recallbench serve` over a
+    seeded store."""
     store = f"sqlite:///{tmp_path / 'store.db'}"
     seed(store)
-    log = tmp_path / "serve.log"
-    env = {**os.environ, "RECALLBENCH_HOME": str(tmp_path / "home")}
-    env.pop("RECALLBENCH_SERVE_TOKEN", None)
-    command = [sys.executable, "-m", "recallbench", "serve", "--store", store, "--port", "0"]
-    with log.open("w") as output:
-        process = subprocess.Popen(
-            [*command, "--annotator", "tester"], stdout=output, stderr=output, env=env
-        )
-    try:
-        deadline = time.monotonic() + START_TIMEOUT
-        url = None
-        while url is None:
-            found = re.search(r"open (http://127\.0\.0\.1:\d+/\?token=\S+)", log.read_text())
-            if found:
-                url = found.group(1)
-            elif process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"recallbench serve did not start:\n{log.read_text()}")
-            else:
-                time.sleep(0.1)
+    with serving(tmp_path, store, "tester") as url:
         yield url, store
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def shot(page: Any, name: str) -> None:

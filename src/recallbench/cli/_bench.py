@@ -222,18 +222,19 @@ def bench(
     console = make_console(quiet)
     boards = []
     for dataset in datasets:
-        reports = []
+        reports, folders = [], []
         for system in _systems(names, dataset, None, None, False):
             run = _record(dataset, system, k, console, concurrency=concurrency)
             report = build_report(dataset, run, measures)
             folder = out_dir / safe_name(dataset.name) / safe_name(system.name)
             write_outputs(folder, run, report, dataset)
             reports.append(report)
+            folders.append(folder)
         board = Board(dataset, reports)
         render_leaderboard(board.standings, console)
         boards.append(board)
         if not no_store:
-            record_history(reports, store_url, console)
+            record_history(reports, store_url, console, folders)
     context = _context(
         [
             *(f"--dataset={spec}" for spec in dataset_specs),

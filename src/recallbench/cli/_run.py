@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -227,7 +228,7 @@ def run(
     with contextlib.ExitStack() as stack:
         # opened now: a bad store URL is refused before the run, not after it
         store = None if no_store else stack.enter_context(_open_store(store_url))
-        reports, runs = [], []
+        reports, runs, folders_written = [], [], []
         for system in systems:
             recorded = _record(
                 dataset, system, k, console, repeat, restarts=restarts, concurrency=concurrency
@@ -249,8 +250,9 @@ def run(
             console.print("wrote " + ", ".join(str(path) for path in paths))
             reports.append(report)
             runs.append(recorded)
+            folders_written.append(folder)
         if store is not None:
-            _record_in(store, reports, console)
+            _record_in(store, reports, console, folders_written)
     if len(reports) > 1:
         board = standings(reports)
         render_leaderboard(board, console)
@@ -273,14 +275,26 @@ def _open_store(store_url: str | None) -> Store:
     return open_store(store_url)
 
 
-def record_history(reports: list[Report], store_url: str | None, console: Console) -> None:
-    """Every report into the history store, each run with its id."""
+def record_history(
+    reports: list[Report],
+    store_url: str | None,
+    console: Console,
+    folders: Sequence[Path] | None = None,
+) -> None:
+    """Every report into the history store, each run with its id (and the folder its
+    run files were written to, so the dashboard reaches every query's ranking)."""
     with _open_store(store_url) as store:
-        _record_in(store, reports, console)
+        _record_in(store, reports, console, folders)
 
 
-def _record_in(store: Store, reports: list[Report], console: Console) -> None:
-    ids = [store.record(report).id for report in reports]
+def _record_in(
+    store: Store, reports: list[Report], console: Console, folders: Sequence[Path] | None = None
+) -> None:
+    sources = [str(f.resolve()) for f in folders] if folders else [None] * len(reports)
+    ids = [
+        store.record(report, source=source).id
+        for report, source in zip(reports, sources, strict=True)
+    ]
     console.print(
         f"recorded run{'s' if len(ids) > 1 else ''} "
         + ", ".join(f"#{i}" for i in ids)

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
@@ -24,15 +23,15 @@ from starlette.templating import Jinja2Templates
 from recallbench._version import __version__
 from recallbench.core import ConfigError
 from recallbench.serve import _views
+from recallbench.serve._annotation import ANNOTATOR_COOKIE, Annotation
 from recallbench.serve._auth import TokenGate
-from recallbench.serve._labels import GRADE_WORDS, LabelConflict, label_version
+from recallbench.serve._labels import GRADE_WORDS
 from recallbench.serve._queue import Queue
 
 if TYPE_CHECKING:
     from recallbench.core import Dataset
     from recallbench.store import Store
 
-ANNOTATOR_COOKIE = "recallbench_annotator"
 STATIC = {
     "chart.js": ("recallbench.render", "static/chart.umd.min.js", "text/javascript"),
     "serve.js": ("recallbench.serve", "static/serve.js", "text/javascript"),
@@ -90,15 +89,7 @@ class Dashboard:
             Route("/telemetry", self.telemetry),
             Route("/telemetry/{query_id:path}", self.telemetry_query),
             Route("/feedback", self.feedback),
-            Route("/annotate", self.annotate),
-            Route("/annotate/grade", self.grade, methods=["POST"]),
-            Route("/annotate/skip", self.skip, methods=["POST"]),
-            Route("/pairwise", self.pairwise),
-            Route("/pairwise/choose", self.choose, methods=["POST"]),
-            Route("/pairwise/skip", self.skip_pairwise, methods=["POST"]),
-            Route("/undo", self.undo, methods=["POST"]),
-            Route("/annotator", self.set_annotator, methods=["POST"]),
-            Route("/agreement", self.agreement),
+            *Annotation(self).routes(),
             Route("/static/{name}", self.static),
         ]
         self.starlette = Starlette(routes=routes)
@@ -203,126 +194,12 @@ class Dashboard:
             request, "feedback.html.j2", **_views.feedback(self.store, kind, _page(request))
         )
 
-    def agreement(self, request: Request) -> Response:
-        return self.page(request, "agreement.html.j2", **_views.agreement(self.store))
-
-    def annotate(self, request: Request) -> Response:
-        pair, left, total = self.queue.pending(self.who(request))
-        return self.page(
-            request,
-            "annotate.html.j2",
-            pair=pair,
-            left=left,
-            total=total,
-            dataset=self.dataset,
-            conflict=None,
-            replaces="",
-        )
-
-    def conflict(self, request: Request, conflict: LabelConflict) -> Response:
-        """The pair again, with the label written meanwhile (409): nothing was written,
-        and a grade posted from this page replaces that label knowingly."""
-        _, left, total = self.queue.pending(self.who(request))
-        return self.page(
-            request,
-            "annotate.html.j2",
-            status=409,
-            pair=self.queue.pair(*conflict.key),
-            left=left,
-            total=total,
-            dataset=self.dataset,
-            conflict=conflict,
-            replaces=label_version(conflict.current),
-        )
-
-    def pairwise(self, request: Request) -> Response:
-        item, left, total = self.queue.pending_pairwise(self.who(request))
-        shown = self.queue.shown_first()
-        sides = []
-        if item is not None:
-            sides = [item.first, item.second] if shown == "first" else [item.second, item.first]
-        return self.page(
-            request, "pairwise.html.j2", item=item, sides=sides, shown=shown, left=left, total=total
-        )
-
     def static(self, request: Request) -> Response:
         name = request.path_params["name"]
         if name not in STATIC:
             return PlainTextResponse("not found\n", 404)
         body, media = _static(name)
         return Response(body, media_type=media, headers={"cache-control": "no-cache"})
-
-    # -- writes -----------------------------------------------------------------------
-
-    async def grade(self, request: Request) -> Response:
-        form = await request.form()
-        try:
-            grade = int(str(form.get("grade", "")))
-            await run_in_threadpool(
-                self.queue.grade,
-                self.who(request),
-                str(form.get("query_id", "")),
-                str(form.get("doc_id", "")),
-                grade,
-                str(form.get("replaces", "")),  # a form naming no label replaces none
-            )
-        except LabelConflict as conflict:
-            return await run_in_threadpool(self.conflict, request, conflict)
-        except (ConfigError, ValueError) as error:
-            return self.back("/annotate", str(error))
-        return self.back("/annotate")
-
-    async def skip(self, request: Request) -> Response:
-        form = await request.form()
-        key = (str(form.get("query_id", "")), str(form.get("doc_id", "")))
-        try:
-            await run_in_threadpool(self.queue.skip, self.who(request), key)
-        except ConfigError as error:
-            return self.back("/annotate", str(error))
-        return self.back("/annotate")
-
-    async def choose(self, request: Request) -> Response:
-        form = await request.form()
-        shown = str(form.get("shown", ""))
-        try:
-            await run_in_threadpool(
-                self.queue.prefer,
-                self.who(request),
-                str(form.get("item", "")),
-                str(form.get("choice", "")),
-                shown,  # checked by prefer
-            )
-        except ConfigError as error:
-            return self.back("/pairwise", str(error))
-        return self.back("/pairwise")
-
-    async def skip_pairwise(self, request: Request) -> Response:
-        form = await request.form()
-        try:
-            await run_in_threadpool(
-                self.queue.skip, self.who(request), (str(form.get("item", "")),), True
-            )
-        except ConfigError as error:
-            return self.back("/pairwise", str(error))
-        return self.back("/pairwise")
-
-    async def undo(self, request: Request) -> Response:
-        form = await request.form()
-        where = "/pairwise" if form.get("next") == "pairwise" else "/annotate"
-        try:
-            undone = await run_in_threadpool(self.queue.undo, self.who(request))
-        except ConfigError as error:
-            return self.back(where, str(error))
-        return self.back(where, "nothing to undo" if undone is None else undone.message)
-
-    async def set_annotator(self, request: Request) -> Response:
-        form = await request.form()
-        name = str(form.get("annotator", "")).strip()
-        where = "/pairwise" if form.get("next") == "pairwise" else "/annotate"
-        response = self.back(where)
-        if name:
-            response.set_cookie(ANNOTATOR_COOKIE, name, httponly=True, samesite="strict")
-        return response
 
 
 def _page(request: Request) -> int:
