@@ -22,7 +22,7 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
@@ -106,9 +106,16 @@ class _Annotator:
 class Queue:
     """The dashboard's queue over one store (and optionally a dataset); thread-safe."""
 
-    def __init__(self, store: Store, dataset: Dataset | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        dataset: Dataset | None = None,
+        sources: Sequence[Callable[[], Iterable[Pair]]] = (),
+    ) -> None:
         self.store = store
         self.dataset = dataset
+        self.sources = list(sources)
+        """More pairs to grade, read again with the rest (the judging pool of runs)."""
         self._lock = threading.Lock()
         self._annotators: dict[str, _Annotator] = {}
         self._pairs: list[Pair] = []
@@ -127,6 +134,8 @@ class Queue:
         pairs = list(_log_pairs(log))
         if self.dataset is not None:
             pairs.extend(_dataset_pairs(self.dataset, self.store))
+        for source in self.sources:
+            pairs.extend(source())
         by_key: dict[tuple[str, str], Pair] = {}
         for pair in pairs:
             by_key.setdefault(pair.key, pair)
