@@ -536,6 +536,108 @@ def m010_interleaved_credited(connection: Connection) -> None:
     connection.exec_driver_sql(f"ALTER TABLE shadow_runs ADD COLUMN {column.name} {kind}")
 
 
+def m011_annotations(connection: Connection) -> None:
+    """A team's labels of (query, memory) pairs, each annotator's kept apart, with history.
+
+    * ``annotations``: one row per (workspace, query, memory, annotator), the annotator's
+      current grade (NULL once withdrawn) and ``version``, raised by every write: a write
+      names the version it replaces, so a stale one (another tab) changes nothing.
+    * ``adjudications``: one row per (workspace, query, memory), the grade an adjudicator
+      resolved a conflict to (NULL once withdrawn), who and when, with its ``version``.
+    * ``annotation_events``: append only, every write of either: who, the pair, the grade
+      before and after, the action (``label``, ``relabel``, ``withdraw`` (an undo) or
+      ``adjudicate``) and whether it concerns the pair's adjudication rather than the
+      annotator's own label.
+
+    The ``manual`` judgments already stored become their annotator's label (``unknown``
+    when none was named), each with a ``label`` event, so that a pair labelled before keeps
+    its label and counts as labelled. The CHECK list is frozen here."""
+    actions = ("label", "relabel", "withdraw", "adjudicate")
+    metadata = MetaData()
+    annotations = Table(
+        "annotations",
+        metadata,
+        _id(),
+        _workspace(),
+        Column("query_id", Text, nullable=False),
+        Column("doc_id", Text, nullable=False),
+        Column("annotator", Text, nullable=False),
+        Column("grade", Integer),
+        Column("version", Integer, nullable=False),
+        Column("updated_at", DateTime(timezone=True), nullable=False),
+        CheckConstraint("grade BETWEEN 0 AND 3", name="ck_annotations_grade"),
+        UniqueConstraint(
+            "workspace_id", "query_id", "doc_id", "annotator", name="uq_annotations_label"
+        ),
+    )
+    Table(
+        "adjudications",
+        metadata,
+        _id(),
+        _workspace(),
+        Column("query_id", Text, nullable=False),
+        Column("doc_id", Text, nullable=False),
+        Column("adjudicator", Text, nullable=False),
+        Column("grade", Integer),
+        Column("version", Integer, nullable=False),
+        Column("updated_at", DateTime(timezone=True), nullable=False),
+        CheckConstraint("grade BETWEEN 0 AND 3", name="ck_adjudications_grade"),
+        UniqueConstraint("workspace_id", "query_id", "doc_id", name="uq_adjudications_pair"),
+    )
+    events = Table(
+        "annotation_events",
+        metadata,
+        _id(),
+        _workspace(),
+        Column("query_id", Text, nullable=False),
+        Column("doc_id", Text, nullable=False),
+        Column("annotator", Text, nullable=False),
+        Column("action", Text, nullable=False),
+        Column("adjudication", Boolean, nullable=False),
+        Column("old_grade", Integer),
+        Column("new_grade", Integer),
+        _created_at(),
+        CheckConstraint(_one_of("action", actions), name="ck_annotation_events_action"),
+        Index("ix_annotation_events_pair", "workspace_id", "query_id", "doc_id", "created_at"),
+    )
+    metadata.create_all(connection)
+    rows = connection.exec_driver_sql(
+        "SELECT workspace_id, query_id, doc_id, grade, annotator, created_at FROM judgments "
+        "WHERE source = 'manual'"
+    ).all()
+    labels = [
+        {
+            "workspace_id": workspace,
+            "query_id": query_id,
+            "doc_id": doc_id,
+            "annotator": annotator or "unknown",
+            "grade": grade,
+            "version": 1,
+            "updated_at": at,
+        }
+        for workspace, query_id, doc_id, grade, annotator, at in rows
+    ]
+    if labels:
+        connection.execute(annotations.insert(), labels)
+        connection.execute(
+            events.insert(),
+            [
+                {
+                    "workspace_id": row["workspace_id"],
+                    "query_id": row["query_id"],
+                    "doc_id": row["doc_id"],
+                    "annotator": row["annotator"],
+                    "action": "label",
+                    "adjudication": False,
+                    "old_grade": None,
+                    "new_grade": row["grade"],
+                    "created_at": row["updated_at"],
+                }
+                for row in labels
+            ],
+        )
+
+
 MIGRATIONS: list[Migration] = [
     m001_history,
     m002_telemetry,
@@ -547,5 +649,6 @@ MIGRATIONS: list[Migration] = [
     m008_shadow_tests,
     m009_store_marker,
     m010_interleaved_credited,
+    m011_annotations,
 ]
 """In order; append only."""

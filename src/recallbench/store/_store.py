@@ -3,7 +3,7 @@
 The quality gate reads it for rolling baselines and paired tests against earlier runs;
 ``recallbench history`` reads it for trends. One class over SQLAlchemy Core serves SQLite
 and PostgreSQL; the online telemetry (query log, feedback, judgments) comes from the
-``TelemetryStore`` mixin.
+``TelemetryStore`` mixin, a team's labels and their history from ``AnnotationStore``.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from sqlalchemy import ColumnElement, Connection, Engine, RowMapping, false, or_
 from sqlalchemy.exc import SQLAlchemyError
 
 from recallbench.core._errors import ConfigError
+from recallbench.store._annotations_store import AnnotationStore
 from recallbench.store._engine import (
     create_store_engine,
     default_store_url,
@@ -107,7 +108,7 @@ def check_store(url: str | None = None, workspace: str = "default") -> str:
         return store.url
 
 
-class Store(TelemetryStore):
+class Store(TelemetryStore, AnnotationStore):
     """Runs and telemetry recorded in one workspace of a store. Use as a context manager,
     or ``close()``."""
 

@@ -308,6 +308,51 @@ pairwise_preferences = Table(
     UniqueConstraint("workspace_id", "item", "annotator", name="uq_pairwise_preference"),
 )
 
+annotation_labels = Table(
+    "annotations",
+    metadata,
+    Column("id", RUN_ID, primary_key=True, autoincrement=True),
+    Column("workspace_id", Text, nullable=False),
+    Column("query_id", Text, nullable=False),
+    Column("doc_id", Text, nullable=False),
+    Column("annotator", Text, nullable=False),
+    Column("grade", Integer),  # NULL: withdrawn
+    Column("version", Integer, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    UniqueConstraint(
+        "workspace_id", "query_id", "doc_id", "annotator", name="uq_annotations_label"
+    ),
+)
+
+adjudications = Table(
+    "adjudications",
+    metadata,
+    Column("id", RUN_ID, primary_key=True, autoincrement=True),
+    Column("workspace_id", Text, nullable=False),
+    Column("query_id", Text, nullable=False),
+    Column("doc_id", Text, nullable=False),
+    Column("adjudicator", Text, nullable=False),
+    Column("grade", Integer),  # NULL: withdrawn
+    Column("version", Integer, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    UniqueConstraint("workspace_id", "query_id", "doc_id", name="uq_adjudications_pair"),
+)
+
+annotation_events = Table(
+    "annotation_events",
+    metadata,
+    Column("id", RUN_ID, primary_key=True, autoincrement=True),
+    Column("workspace_id", Text, nullable=False),
+    Column("query_id", Text, nullable=False),
+    Column("doc_id", Text, nullable=False),
+    Column("annotator", Text, nullable=False),
+    Column("action", Text, nullable=False),
+    Column("adjudication", Boolean, nullable=False),
+    Column("old_grade", Integer),
+    Column("new_grade", Integer),
+    Column("created_at", UTCDateTime, nullable=False),
+)
+
 WORKSPACE_TABLES = {
     table.name: table
     for table in (
@@ -326,6 +371,9 @@ WORKSPACE_TABLES = {
         shadow_decisions,
         feature_flags,
         session_outcomes,
+        annotation_labels,
+        adjudications,
+        annotation_events,
     )
 }
 """Every table that holds workspace rows, by name (``Store.count`` accepts these)."""
