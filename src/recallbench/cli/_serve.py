@@ -5,12 +5,16 @@ from __future__ import annotations
 import re
 import socket
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from recallbench.cli._errors import reports_errors
 from recallbench.cli._options import store_option, workspace_option
 from recallbench.serve._auth import TOKEN_ENV
+
+if TYPE_CHECKING:
+    from recallbench.serve._pool import PoolOrder
 
 DEFAULT_PORT = 8770
 HOST = "127.0.0.1"
@@ -60,6 +64,32 @@ pairwise choices to its pairwise_preferences table.
     help="Also queue this dataset's pairs for labelling (with its memories' texts) and show "
     "its query texts beside runs made on it.",
 )
+@click.option(
+    "--pool",
+    "pool_runs",
+    type=int,
+    multiple=True,
+    metavar="RUN_ID",
+    help="Also queue the judging pool of this stored run (repeatable): the first "
+    "--pool-depth results of each run that the --dataset does not judge; /pool shows the "
+    "progress. Needs --dataset, the dataset the runs were made on.",
+)
+@click.option(
+    "--pool-depth",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    metavar="N",
+    help="How many of each pooled run's first results enter the pool.",
+)
+@click.option(
+    "--pool-order",
+    type=click.Choice(["depth", "disagreement"]),
+    default="depth",
+    show_default=True,
+    help="Which pooled pairs come first: best rank, then most runs (depth); or those "
+    "whose label can move the difference between the runs most (disagreement).",
+)
 @reports_errors
 def serve(
     store_url: str | None,
@@ -68,6 +98,9 @@ def serve(
     token: str | None,
     annotator: str | None,
     dataset_spec: str | None,
+    pool_runs: tuple[int, ...],
+    pool_depth: int,
+    pool_order: PoolOrder,
 ) -> None:
     """Serve a local dashboard over the history and telemetry store: runs, trends,
     comparisons, telemetry and an annotation queue."""
@@ -99,7 +132,16 @@ def serve(
         raise ConfigError(f"--port {port}: cannot listen on {HOST}:{port}: {error}") from None
     bound = listener.getsockname()[1]
     with listener, open_store(store_url, workspace) as store:  # a refused store closes it
+        pool = None
+        if pool_runs:
+            from recallbench.serve._pool import stored_pool
+
+            pool = stored_pool(store, pool_runs, dataset, pool_depth, pool_order)
         dashboard = Dashboard(store, token, annotator=annotator, dataset=dataset)
+        if pool is not None:
+            from recallbench.serve._pool_pages import with_pool
+
+            with_pool(dashboard, pool)
         config = uvicorn.Config(dashboard.app, log_level="warning", timeout_graceful_shutdown=2)
         url = f"http://{HOST}:{bound}/"
         print(
