@@ -30,6 +30,7 @@ COMMANDS = {
     "harvest": ("recallbench.cli._harvest", "harvest"),
     "traces": ("recallbench.cli._traces", "traces"),
     "judge": ("recallbench.cli._judge", "judge"),
+    "labels": ("recallbench.cli._labels", "labels"),
     "qa": ("recallbench.cli._qa", "qa"),
     "proxy": ("recallbench.cli._proxy", "proxy"),
     "shadow": ("recallbench.cli._shadow", "shadow"),
