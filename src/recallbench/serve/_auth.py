@@ -10,6 +10,14 @@ gets 403. Tokens are compared in constant time.
 A POST must carry the token too (the cookie or the header; never the URL: a link cannot
 write), and a POST whose ``Origin`` is not the dashboard's own is refused: SameSite=Strict
 already keeps the cookie off another site's requests, this refuses them outright.
+
+Every response that leaves the gate (pages, static files, redirects, its own 403s) carries
+the security headers of :data:`SECURITY_HEADERS`: a Content-Security-Policy that runs only
+the dashboard's own script files (the pages' data travels in JSON blocks the scripts
+read), frames nothing and is framed by nothing, plus nosniff, same-origin referrers and
+X-Frame-Options. A page that must differ (the full comparison's self-contained report
+page, whose inline scripts are allowed by their hashes) sets its own policy, which the
+gate keeps.
 """
 
 from __future__ import annotations
@@ -22,6 +30,18 @@ from urllib.parse import parse_qsl, urlencode
 COOKIE = "recallbench_serve_token"
 TOKEN_ENV = "RECALLBENCH_SERVE_TOKEN"
 _SAFE = frozenset({"GET", "HEAD"})
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "object-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+)
+"""The dashboard's Content-Security-Policy: its own files only, no inline script or style."""
+SECURITY_HEADERS = (
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"same-origin"),
+    (b"x-frame-options", b"DENY"),
+)
+"""Added to every response, unless the response already sets the header."""
 
 
 class TokenGate:
@@ -37,6 +57,9 @@ class TokenGate:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        await self._gate(scope, receive, _secured(send))
+
+    async def _gate(self, scope: Any, receive: Any, send: Any) -> None:
         headers = {key.lower(): value for key, value in scope.get("headers") or ()}
         method = scope["method"]
         if method not in _SAFE and not self._same_origin(headers):
@@ -81,6 +104,20 @@ class TokenGate:
             return True
         _, _, host = origin.decode("latin-1").partition("://")
         return host.rstrip("/").lower() == headers.get(b"host", b"").decode("latin-1").lower()
+
+
+def _secured(send: Any) -> Any:
+    """``send`` with :data:`SECURITY_HEADERS` added to the response's start."""
+
+    async def secured(message: Any) -> None:
+        if message["type"] == "http.response.start":
+            headers = list(message.get("headers") or ())
+            present = {bytes(key).lower() for key, _ in headers}
+            headers += [(key, value) for key, value in SECURITY_HEADERS if key not in present]
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return secured
 
 
 async def _reply(send: Any, status: int, message: str, extra: list[Any] | None = None) -> None:
