@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
@@ -22,9 +23,9 @@ from starlette.templating import Jinja2Templates
 
 from recallbench._version import __version__
 from recallbench.core import ConfigError
-from recallbench.serve import _views
+from recallbench.serve import _regression, _views
 from recallbench.serve._annotation import ANNOTATOR_COOKIE, Annotation
-from recallbench.serve._auth import TokenGate
+from recallbench.serve._auth import CSP, TokenGate
 from recallbench.serve._labels import GRADE_WORDS
 from recallbench.serve._queue import Queue
 
@@ -55,6 +56,7 @@ def _templates() -> Jinja2Templates:
         undefined=jinja2.StrictUndefined,
     )
     environment.filters["num"] = _number
+    environment.filters["signed"] = _signed
     environment.globals["grade_words"] = GRADE_WORDS
     environment.globals["version"] = __version__
     return Jinja2Templates(env=environment)
@@ -63,6 +65,11 @@ def _templates() -> Jinja2Templates:
 def _number(value: float | None, digits: int = 4) -> str:
     """``0.1234``; "–" for no value (never ``nan``)."""
     return "–" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
+
+
+def _signed(value: float | None, digits: int = 4) -> str:
+    """``+0.1234``; "–" for no value (never ``+nan``)."""
+    return "–" if value is None or not math.isfinite(value) else f"{value:+.{digits}f}"
 
 
 class Dashboard:
@@ -85,6 +92,8 @@ class Dashboard:
             Route("/runs/{run_id:int}", self.run),
             Route("/compare", self.compare),
             Route("/compare/full", self.compare_full),
+            Route("/compare/query", self.compare_query),
+            Route("/runs/{run_id:int}/query", self.run_query),
             Route("/shadow", self.shadow),
             Route("/telemetry", self.telemetry),
             Route("/telemetry/{query_id:path}", self.telemetry_query),
@@ -147,8 +156,44 @@ class Dashboard:
             data = _views.compare(self.store, first, second, self.dataset)
         except ConfigError as error:
             return self.missing(request, str(error))
-        full = _sources(self.store, first, second) is not None
-        return self.page(request, "compare.html.j2", runs=runs, data=data, full=full)
+        sources = [_regression.source(self.store, run_id) for run_id in (first, second)]
+        missing = [s.reason for s in sources if s.report is None]
+        return self.page(
+            request, "compare.html.j2", runs=runs, data=data, full=not missing, missing=missing
+        )
+
+    def compare_query(self, request: Request) -> Response:
+        """One query as two runs answered it, side by side (from their recorded folders)."""
+        try:
+            first = int(request.query_params.get("a", ""))
+            second = int(request.query_params.get("b", ""))
+            sources = [_regression.source(self.store, run_id) for run_id in (first, second)]
+        except (ConfigError, ValueError) as error:
+            return self.missing(request, str(error) or "give ?a=RUN&b=RUN&q=QUERY")
+        return self._query_page(request, sources)
+
+    def run_query(self, request: Request) -> Response:
+        """One query as one run answered it (from its recorded folder)."""
+        try:
+            sources = [_regression.source(self.store, request.path_params["run_id"])]
+        except ConfigError as error:
+            return self.missing(request, str(error))
+        return self._query_page(request, sources)
+
+    def _query_page(self, request: Request, sources: list[_regression.Source]) -> Response:
+        query_id = request.query_params.get("q", "")
+        reasons = [s.reason for s in sources if s.reason]
+        detail = _regression.query_sides(sources, query_id, self.dataset)
+        if detail is None and not reasons:
+            return self.missing(request, f"no query {query_id!r} in the runs' reports")
+        return self.page(
+            request,
+            "compare_query.html.j2",
+            query_id=query_id,
+            runs=[s.run_id for s in sources],
+            detail=detail,
+            reasons=reasons,
+        )
 
     def compare_full(self, request: Request) -> Response:
         """comparison.html of render/_html.py, when both runs' recorded sources are
@@ -160,17 +205,20 @@ class Dashboard:
         try:
             first = int(request.query_params.get("a", ""))
             second = int(request.query_params.get("b", ""))
-            paths = _sources(self.store, first, second)
-            if paths is None:
-                return self.missing(request, "the runs' sources are not report files on disk")
+            sources = [_regression.source(self.store, run_id) for run_id in (first, second)]
+            reasons = [s.reason for s in sources if s.report is None]
+            if reasons:
+                return self.missing(request, "; ".join(reasons))
+            paths = [Path(self.store.get(run_id).source or "") for run_id in (first, second)]
             names = [m for m in self.store.get(first).means if m in self.store.get(second).means]
             compared = load_compared(paths, parse_measures(names))
             comparison = build_comparison(compared, names)
         except (ConfigError, ValueError) as error:
             return self.missing(request, str(error))
         dataset = dataset_for_texts(comparison.dataset)
+        page = render_comparison_html(comparison, compared, dataset)
         return Response(
-            render_comparison_html(comparison, compared, dataset), media_type="text/html"
+            page, media_type="text/html", headers={"content-security-policy": _inline_policy(page)}
         )
 
     def shadow(self, request: Request) -> Response:
@@ -209,17 +257,21 @@ def _page(request: Request) -> int:
         return 0
 
 
-def _sources(store: Store, first: int, second: int) -> list[Any] | None:
-    """The runs' recorded sources as paths, when both are files or folders on disk."""
-    from pathlib import Path
+def _inline_policy(page: str) -> str:
+    """The Content-Security-Policy of a self-contained report page: the dashboard's, with
+    the page's own inline scripts and styles allowed by their SHA-256 hashes (nothing else
+    inline runs)."""
+    import base64
+    import hashlib
+    import re
 
-    paths = []
-    for run_id in (first, second):
-        try:
-            source = store.get(run_id).source
-        except ConfigError:
-            return None
-        if not source or not Path(source).exists():
-            return None
-        paths.append(Path(source))
-    return paths
+    def hashes(tag: str) -> str:
+        found = re.findall(rf"<{tag}(?![^>]*\bsrc=)[^>]*>(.*?)</{tag}>", page, re.DOTALL)
+        return " ".join(
+            f"'sha256-{base64.b64encode(hashlib.sha256(body.encode()).digest()).decode()}'"
+            for body in found
+        )
+
+    return CSP.replace("script-src 'self'", f"script-src 'self' {hashes('script')}").replace(
+        "style-src 'self'", f"style-src 'self' {hashes('style')}"
+    )

@@ -81,6 +81,7 @@ def history(store: Store) -> dict[str, Any]:
                     "last": means[-1],
                     "low": interval.low,
                     "high": interval.high,
+                    "reason": interval.reason or ("" if means[-1] is not None else NO_VALUE_REASON),
                     "change": change.delta if change else None,
                     "p": change.p_holm if change else None,
                     "significant": sum(c.significant for c in changes),
@@ -98,6 +99,7 @@ def history(store: Store) -> dict[str, Any]:
                 "rows": rows,
                 "method": stats.method,
                 "chart": {
+                    "title": f"{last.system} on {last.dataset_name}: means by run",
                     "labels": [f"#{run.id}" for run in oldest],
                     "lines": [
                         {"label": r["measure"], "data": r["means"], "intervals": r["intervals"]}
@@ -118,15 +120,42 @@ def run_detail(store: Store, run_id: int, dataset: Dataset | None) -> dict[str, 
     texts = _query_texts(dataset, run.dataset_sha256)
     series = [r for r in store.runs(system=run.system) if r.dataset_sha256 == run.dataset_sha256]
     older = [r for r in series if (r.created_at, r.id) < (run.created_at, run.id)]
+    intervals = _run_intervals(values, list(run.means))
     return {
         "run": run_summary(run),
         "measures": list(run.means),
+        "means": [
+            {
+                "measure": measure,
+                "mean": mean,
+                "n": intervals[measure].n,
+                "low": intervals[measure].low,
+                "high": intervals[measure].high,
+                "reason": intervals[measure].reason
+                or ("" if mean is not None else NO_VALUE_REASON),
+                "higher_is_better": run.higher_is_better.get(measure, True),
+            }
+            for measure, mean in run.means.items()
+        ],
+        "categories": sorted({g["category"] for g in groups.values() if g["category"]}),
         "queries": [
             {"id": query, "text": texts.get(query), **groups.get(query, {}), "values": per}
             for query, per in values.items()
         ],
         "previous": older[0].id if older else None,
     }
+
+
+NO_VALUE_REASON = "n = 0: no query has a value (none evaluated, or none with a relevant judgment)"
+"""Why a mean is shown as "–"."""
+
+
+def _run_intervals(values: dict[str, dict[str, float | None]], measures: list[str]) -> Any:
+    """Each measure's 95% bootstrap interval of the run's mean (as `recallbench history`)."""
+    from recallbench.report._changes import series_statistics
+
+    stats = series_statistics([values], _scales(measures))
+    return {measure: stats.intervals[measure][0] for measure in measures}
 
 
 def _query_groups(store: Store, run_id: int) -> dict[str, dict[str, Any]]:
@@ -197,6 +226,7 @@ def compare(store: Store, first_id: int, second_id: int, dataset: Dataset | None
         for measure, result, p, up in zip(measures, results, held, better, strict=True)
     ]
     texts = _query_texts(dataset, first.dataset_sha256)
+    groups = _query_groups(store, first.id)
     queries = []
     for query, values in a.items():
         other = b.get(query)
@@ -204,11 +234,27 @@ def compare(store: Store, first_id: int, second_id: int, dataset: Dataset | None
             continue
         cells = {m: (values.get(m), other.get(m)) for m in measures}
         differs = any(x != y for x, y in cells.values())
-        queries.append({"id": query, "text": texts.get(query), "cells": cells, "differs": differs})
+        deltas = {m: None if x is None or y is None else y - x for m, (x, y) in cells.items()}
+        queries.append(
+            {
+                "id": query,
+                "text": texts.get(query),
+                "category": groups.get(query, {}).get("category"),
+                "intent": groups.get(query, {}).get("intent"),
+                "cells": cells,
+                "deltas": deltas,
+                "direction": _direction(deltas, measures, better),
+                "differs": differs,
+            }
+        )
+    summary = _what_changed(a, b, measures, better, groups)
     out.update(
         measures=measures,
         rows=rows,
         queries=queries,
+        what_changed=summary,
+        categories=sorted({str(g["category"]) for g in groups.values() if g["category"]}),
+        intents=sorted({str(g["intent"]) for g in groups.values() if g["intent"]}),
         only_first=len(set(a) - set(b)),
         only_second=len(set(b) - set(a)),
         method=settings.describe()["interval"]
@@ -218,6 +264,42 @@ def compare(store: Store, first_id: int, second_id: int, dataset: Dataset | None
         alpha=settings.alpha,
     )
     return out
+
+
+def _direction(deltas: dict[str, float | None], measures: list[str], better: list[bool]) -> str:
+    """ "worse", "better" or "same" by the first measure with a value on both sides."""
+    from recallbench.stats._paired import TIE
+
+    for measure, up in zip(measures, better, strict=True):
+        delta = deltas.get(measure)
+        if delta is not None:
+            signed = delta if up else -delta
+            return "better" if signed > TIE else "worse" if signed < -TIE else "same"
+    return "same"
+
+
+def _what_changed(
+    first: dict[str, dict[str, float | None]],
+    second: dict[str, dict[str, float | None]],
+    measures: list[str],
+    better: list[bool],
+    groups: dict[str, dict[str, Any]],
+) -> dict[str, Any] | None:
+    """The queries that got worse and better on the first measure, grouped by category
+    (``report._what_changed``); None without a measure."""
+    from recallbench.report._what_changed import what_changed
+
+    if not measures:
+        return None
+    measure = measures[0]
+    categories = {q: [g["category"]] if g.get("category") else [] for q, g in groups.items()}
+    found = what_changed(
+        {q: v.get(measure) for q, v in first.items()},
+        {q: v.get(measure) for q, v in second.items()},
+        categories,
+        higher_is_better=better[0],
+    )
+    return {"measure": measure, **asdict(found)}
 
 
 def _untested(measure: str, n: int, reason: str) -> dict[str, Any]:
