@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from recallbench.compare._inputs import Compared
 from recallbench.compare._model import (
     Comparison,
     GroupComparison,
@@ -17,10 +18,13 @@ from recallbench.compare._model import (
 )
 from recallbench.render._comparison_stacked import fits, print_blocks, print_group_tables
 from recallbench.render._markdown import signed
-from recallbench.report._escape import md_table, md_text
+from recallbench.report._escape import md_code, md_table, md_text
+from recallbench.report._what_changed import QueryChange, WhatChanged
 from recallbench.stats._multiple import CORRECTION_NAMES
 
 MOST_CHANGED_SHOWN = 5
+WHAT_CHANGED_SHOWN = 10
+"""Queries listed per side (worse, better) in comparison.md's "what changed"."""
 TERMINAL_MEASURES = 4
 """Breakdown tables in the terminal show the first measures (comparison.md has them all)."""
 STYLES = {"better": "green", "worse": "red", "no significant difference": "", "not tested": "dim"}
@@ -358,8 +362,9 @@ def render_comparison(comparison: Comparison, console: Console) -> None:
         console.print(f"[yellow]warning:[/yellow] {escape(warning)}", highlight=False)
 
 
-def render_comparison_markdown(comparison: Comparison) -> str:
-    """comparison.md: the same content as the terminal, with every method in words."""
+def render_comparison_markdown(comparison: Comparison, compared: Sequence[Compared] = ()) -> str:
+    """comparison.md: the same content as the terminal, with every method in words; with
+    the compared systems' per-query values (``compared``), what changed query by query."""
     lines = [
         f"# Comparison: {md_text(comparison.baseline)} as baseline",
         "",
@@ -398,7 +403,91 @@ def render_comparison_markdown(comparison: Comparison) -> str:
                     for c in diff.most_changed
                 ),
             )
+    lines += what_changed_markdown(comparison, compared)
     if comparison.warnings:
         lines += ["", "## Warnings", "", *(f"- {md_text(w)}" for w in comparison.warnings)]
     lines += ["", "## Methods", "", *(f"- **{k}**: {v}" for k, v in comparison.methods.items())]
     return "\n".join(lines) + "\n"
+
+
+def changes_line(changes: WhatChanged) -> str:
+    """``of 120 paired queries, 14 got worse, 30 better, 76 unchanged; mean Δ +0.0123``."""
+    return (
+        f"of {changes.compared} paired queries, {len(changes.worse)} got worse, "
+        f"{len(changes.better)} better, {changes.unchanged} unchanged; "
+        f"mean Δ {signed(changes.mean_delta)}"
+    )
+
+
+def what_changed_markdown(comparison: Comparison, compared: Sequence[Compared]) -> list[str]:
+    """Per system, the queries that got worse and better than the baseline: every measure
+    in a line, the first in detail (by category, the largest changes of each side)."""
+    from recallbench.render._html import comparison_changes
+
+    baseline = next((c for c in compared if c.label == comparison.baseline), None)
+    if baseline is None:
+        return []
+    texts = {q.id: q.text for q in baseline.report.queries}
+    lines: list[str] = []
+    for other in compared:
+        if other is baseline:
+            continue
+        per_measure = comparison_changes(comparison, baseline, other)
+        first, changes = next(iter(per_measure.items()))
+        title = f"What changed: {other.label} vs {comparison.baseline}"
+        lines += ["", f"## {md_text(title)}", ""]
+        lines.append(
+            "Per query, Δ = system − baseline; worse and better in each measure's direction."
+        )
+        lines += ["", *(f"- {md_text(f'{m}: {changes_line(c)}')}" for m, c in per_measure.items())]
+        lines += ["", f"### By category ({md_text(first)})", ""]
+        lines += md_table(
+            [
+                "category",
+                "queries",
+                "worse",
+                "mean Δ of worse",
+                "better",
+                "mean Δ of better",
+                "mean Δ",
+            ],
+            (
+                [
+                    c.category,
+                    str(c.compared),
+                    str(c.worse),
+                    signed(c.worse_delta),
+                    str(c.better),
+                    signed(c.better_delta),
+                    signed(c.mean_delta),
+                ]
+                for c in changes.categories
+            ),
+        )
+        for side, listed in (("worse", changes.worse), ("better", changes.better)):
+            lines += ["", f"### Got {side} ({md_text(first)}), largest first", ""]
+            lines += _changed_queries(listed, texts) if listed else [f"No query got {side}."]
+    return lines
+
+
+def _changed_queries(listed: Sequence[QueryChange], texts: dict[str, str]) -> list[str]:
+    rows = [
+        [
+            md_code(c.query_id),
+            signed(c.delta),
+            plain(c.first),
+            plain(c.second),
+            md_text(", ".join(c.categories)),
+            md_text(texts.get(c.query_id, "")[:80]),
+        ]
+        for c in listed[:WHAT_CHANGED_SHOWN]
+    ]
+    header = ["query", "Δ", "baseline", "system", "category", "text"]
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+        *("| " + " | ".join(row) + " |" for row in rows),
+    ]
+    if len(listed) > WHAT_CHANGED_SHOWN:
+        lines += ["", f"… and {len(listed) - WHAT_CHANGED_SHOWN} more."]
+    return lines

@@ -14,6 +14,7 @@ queries and long memories (LongMemEval sessions) stays well under 5 MB.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from functools import cache
@@ -23,9 +24,18 @@ from typing import TYPE_CHECKING, Literal
 from recallbench._version import __version__
 from recallbench.core import ConfigError, Dataset, Run
 from recallbench.datasets import DEFAULT_DATASET, load_dataset
-from recallbench.render._markdown import unmatched_summary
+from recallbench.render._agent_memory import DETAIL_TITLES, TARGETS
+from recallbench.render._agent_memory import _bounds as target_bounds
+from recallbench.render._markdown import (
+    CHANNEL_HEADER,
+    _distribution,
+    channel_texts,
+    interval_notes,
+    unmatched_summary,
+)
 from recallbench.report._leaderboard import Standings, interval_method, safe_name
 from recallbench.report._model import Report
+from recallbench.report._what_changed import QueryChange, WhatChanged, what_changed
 from recallbench.stats._rankdiff import rank_difference
 
 if TYPE_CHECKING:
@@ -46,6 +56,8 @@ TEXT_MAX = 4_000
 QUERY_TEXT_MAX = 2_000
 DIGITS = 6
 """Values and scores are rounded for the page (the JSON files keep every digit)."""
+CHANGES_SHOWN = 50
+"""Queries listed per side (worse, better) of each "what changed" in comparison.html."""
 
 _ESCAPES = {
     "<": "\\u003c",
@@ -105,7 +117,11 @@ def _template() -> jinja2.Template:
 
 
 def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, DIGITS)
+    """``value`` to ``DIGITS`` digits; None for None and for a NaN or an infinity (JSON has
+    neither: the page shows "–" with the reason instead)."""
+    if value is None or not math.isfinite(value):
+        return None
+    return round(value, DIGITS)
 
 
 def _texts(ids: Sequence[str], dataset: Dataset | None) -> dict[str, list[object]]:
@@ -185,7 +201,59 @@ def report_data(
         },
         "queries": queries,
         "texts": _texts(list(referenced), dataset),
+        "sections": _sections(report),
     }
+
+
+def _sections(report: Report) -> dict[str, object]:
+    """What report.md says besides the means and the queries, for the same sections of
+    report.html: the notes on the intervals, the distributions, agent-memory targets and
+    what each query missed, the channels, the rules and the measures."""
+    channels = None
+    if report.channels is not None:
+        intro, rows, expansion = channel_texts(report.channels)
+        channels = {"intro": intro, "header": CHANNEL_HEADER, "rows": rows, "expansion": expansion}
+    return {
+        "interval_notes": interval_notes(report.bootstrap, report.intervals),
+        "distributions": [
+            _distribution("latency", "ms", report.latency_ms).removeprefix("- "),
+            _distribution("output size", "bytes", report.output_bytes).removeprefix("- "),
+        ],
+        "agent_memory": _agent_memory(report),
+        "channels": channels,
+        "rules": report.rules,
+    }
+
+
+def _agent_memory(report: Report) -> dict[str, object] | None:
+    """The targets of report.md's agent-memory section and the memories each query missed."""
+    targets = []
+    for info in report.measures:
+        family = info.name.partition("@")[0]
+        if family in TARGETS:
+            sign, test, target = TARGETS[family]
+            value = report.means.get(info.name)
+            verdict = "–" if value is None else ("met" if test(value, target) else "missed")
+            targets.append(
+                {
+                    "measure": info.name,
+                    "value": _round(value),
+                    "interval": target_bounds(report.intervals.get(info.name)),
+                    "target": f"{sign} {target:g}",
+                    "verdict": verdict,
+                }
+            )
+    if not targets and not report.details:
+        return None
+    details = [
+        {
+            "title": DETAIL_TITLES.get(measure.partition("@")[0], "Details"),
+            "measure": measure,
+            "queries": [[query, items] for query, items in per_query.items()],
+        }
+        for measure, per_query in report.details.items()
+    ]
+    return {"targets": targets, "details": details}
 
 
 def _summary(report: Report) -> dict[str, object]:
@@ -202,6 +270,7 @@ def _summary(report: Report) -> dict[str, object]:
         "git_revision": report.git_revision,
         "system_scores": report.system_scores,
         "relevance_threshold": report.relevance_threshold,
+        "restarts": report.system.restarts,
         "counts": report.counts.model_dump(),
         "latency_ms": report.latency_ms.model_dump() if report.latency_ms else None,
         "bootstrap": report.bootstrap.model_dump() if report.bootstrap else None,
@@ -314,6 +383,76 @@ def comparison_data(
         "labels": [c.label for c in compared],
         "rows": rows,
         "texts": _texts(list(referenced), dataset),
+        "what_changed": {
+            other.label: {
+                name: what_changed_json(changes)
+                for name, changes in comparison_changes(comparison, baseline, other).items()
+            }
+            for other in others
+        },
+    }
+
+
+def comparison_changes(
+    comparison: Comparison, baseline: Compared, other: Compared
+) -> dict[str, WhatChanged]:
+    """Per measure, what changed from the baseline to ``other`` on the paired queries (the
+    dropped ones left out), grouped by the baseline report's query categories."""
+    dropped = set(comparison.queries.dropped)
+    paired = [q for q in baseline.report.queries if q.id not in dropped]
+    categories = {q.id: [q.category] if q.category else [] for q in paired}
+    theirs = {q.id: q.values for q in other.report.queries}
+    return {
+        info.name: what_changed(
+            {q.id: q.values.get(info.name) for q in paired},
+            {q.id: theirs.get(q.id, {}).get(info.name) for q in paired},
+            categories,
+            higher_is_better=info.higher_is_better,
+        )
+        for info in comparison.measures
+    }
+
+
+def what_changed_json(changes: WhatChanged, shown: int = CHANGES_SHOWN) -> dict[str, object]:
+    """A what-changed result for a page: counts, categories, and the ``shown`` largest
+    changes of each side."""
+
+    def listed(side: Sequence[QueryChange]) -> list[dict[str, object]]:
+        return [
+            {
+                "id": c.query_id,
+                "delta": _round(c.delta),
+                "first": _round(c.first),
+                "second": _round(c.second),
+                "categories": list(c.categories),
+            }
+            for c in side[:shown]
+        ]
+
+    return {
+        "compared": changes.compared,
+        "unchanged": changes.unchanged,
+        "worse_count": len(changes.worse),
+        "better_count": len(changes.better),
+        "mean_delta": _round(changes.mean_delta),
+        "worse": listed(changes.worse),
+        "better": listed(changes.better),
+        "only_first": len(changes.only_first),
+        "only_second": len(changes.only_second),
+        "categories": [
+            {
+                "category": c.category,
+                "compared": c.compared,
+                "worse": c.worse,
+                "better": c.better,
+                "unchanged": c.unchanged,
+                "mean_delta": _round(c.mean_delta),
+                "worse_delta": _round(c.worse_delta),
+                "better_delta": _round(c.better_delta),
+            }
+            for c in changes.categories
+        ],
+        "higher_is_better": changes.higher_is_better,
     }
 
 

@@ -219,48 +219,49 @@ def pct(value: float | None) -> str:
     return "–" if value is None else f"{value:.1%}"
 
 
-def _channels(analysis: ChannelAnalysis | None) -> list[str]:
-    if analysis is None:
-        return []
-    lines = ["", "## Channels", ""]
-    lines.append(
+CHANNEL_HEADER = [
+    "channel",
+    "results",
+    "contribution",
+    "relevant contribution",
+    "unique",
+    "unique relevant",
+    "reorder rate",
+    "mean rank change",
+]
+
+
+def channel_texts(analysis: ChannelAnalysis) -> tuple[str, list[list[str]], str | None]:
+    """The channels section of report.md and report.html: its introduction, the rows of
+    its table (``CHANNEL_HEADER``) and the line on query expansion (None without it)."""
+    intro = (
         f"Top {analysis.k} results of {analysis.queries} queries: {analysis.results} results, "
         f"{analysis.relevant_results} relevant. A result found by several channels counts for "
         "each; unique: found by that channel only; reorder: the fused rank differs from the "
         "channel's own rank."
     )
-    lines.append("")
-    header = [
-        "channel",
-        "results",
-        "contribution",
-        "relevant contribution",
-        "unique",
-        "unique relevant",
-        "reorder rate",
-        "mean rank change",
-    ]
-    rows = [
-        [
-            c.name,
-            str(c.results),
-            *channel_cells(c),
-        ]
-        for c in analysis.channels
-    ]
-    lines += md_table(header, rows)
+    rows = [[c.name, str(c.results), *channel_cells(c)] for c in analysis.channels]
     expansion = analysis.expansion
-    if expansion is not None:
-        lines += [
-            "",
-            f"Query expansion: {expansion.queries} of {analysis.queries} queries expanded; "
-            f"mean Jaccard@{analysis.k} of the results before and after "
-            f"{expansion.jaccard:.3f}; first result changed in {pct(expansion.top1_changed_rate)}; "
-            f"after minus before, recall@{analysis.k} {signed(expansion.recall_change)} and "
-            f"reciprocal rank {signed(expansion.reciprocal_rank_change)} "
-            f"(mean over the {expansion.judged} expanded queries with a relevant document).",
-        ]
-    return lines
+    if expansion is None:
+        return intro, rows, None
+    return (
+        intro,
+        rows,
+        f"Query expansion: {expansion.queries} of {analysis.queries} queries expanded; "
+        f"mean Jaccard@{analysis.k} of the results before and after "
+        f"{expansion.jaccard:.3f}; first result changed in {pct(expansion.top1_changed_rate)}; "
+        f"after minus before, recall@{analysis.k} {signed(expansion.recall_change)} and "
+        f"reciprocal rank {signed(expansion.reciprocal_rank_change)} "
+        f"(mean over the {expansion.judged} expanded queries with a relevant document).",
+    )
+
+
+def _channels(analysis: ChannelAnalysis | None) -> list[str]:
+    if analysis is None:
+        return []
+    intro, rows, expansion = channel_texts(analysis)
+    lines = ["", "## Channels", "", intro, "", *md_table(CHANNEL_HEADER, rows)]
+    return lines + (["", expansion] if expansion else [])
 
 
 def signed(value: float | None, digits: int = 4) -> str:
