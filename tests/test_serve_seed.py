@@ -6,9 +6,12 @@ items), feedback, and the judge's labels of some logged pairs."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from functools import cache
+from pathlib import Path
 
 from recallbench.report import Report
 from recallbench.store import FeedbackEvent, Judgment, QueryLogEntry, open_store
@@ -103,6 +106,25 @@ def seed(url: str, with_runs: bool = True) -> list[QueryLogEntry]:
             store.record(hybrid.model_copy(update={"created_at": T0 + timedelta(hours=5)}))
         store.log(queries=entries, feedback=feedback, judgments=judge)
     return entries
+
+
+FOLDER_SYSTEMS = ("builtin-lexical", "builtin-dense")
+"""The systems of :func:`seed_folders`' runs, oldest first."""
+
+
+def seed_folders(url: str, folder: Path) -> list[int]:
+    """Two more runs, recorded as `recallbench run --out DIR --store URL` records them (each
+    with its output folder as source, so the dashboard reaches every query's ranking):
+    builtin-lexical into ``folder/first``, then builtin-dense into ``folder/second``. Their
+    run ids, oldest first."""
+    for name, system in zip(("first", "second"), FOLDER_SYSTEMS, strict=True):
+        command = [sys.executable, "-m", "recallbench", "run", "--system", system]
+        command += ["--out", str(folder / name), "--store", url]
+        command += ["-m", "ndcg@10", "-m", "recall@10", "-m", "mrr@10"]
+        folder.mkdir(parents=True, exist_ok=True)  # run there: no configuration file applies
+        subprocess.run(command, check=True, capture_output=True, timeout=120, cwd=folder)
+    with open_store(url) as store:
+        return sorted(run.id for run in store.runs())[-2:]
 
 
 def test_the_seed_logs_what_the_tests_count() -> None:

@@ -81,7 +81,7 @@ def history(store: Store) -> dict[str, Any]:
                     "last": means[-1],
                     "low": interval.low,
                     "high": interval.high,
-                    "reason": interval.reason or ("" if means[-1] is not None else NO_VALUE_REASON),
+                    "reason": NO_VALUE_REASON if means[-1] is None else interval.reason or "",
                     "change": change.delta if change else None,
                     "p": change.p_holm if change else None,
                     "significant": sum(c.significant for c in changes),
@@ -131,8 +131,7 @@ def run_detail(store: Store, run_id: int, dataset: Dataset | None) -> dict[str, 
                 "n": intervals[measure].n,
                 "low": intervals[measure].low,
                 "high": intervals[measure].high,
-                "reason": intervals[measure].reason
-                or ("" if mean is not None else NO_VALUE_REASON),
+                "reason": NO_VALUE_REASON if mean is None else intervals[measure].reason or "",
                 "higher_is_better": run.higher_is_better.get(measure, True),
             }
             for measure, mean in run.means.items()
