@@ -141,18 +141,31 @@ def test_grades_go_to_the_judgments_table_and_undo_takes_back_the_last(store: St
     assert len(manual(store)) == 2
 
     undone = web.post("/undo", data={"next": "annotate"})
-    assert "undone: the label of" in undone.text
+    assert note_of(undone.text) == (
+        f"undone: your label 0 of {third[0]} / {third[1]}; the pair is back in your queue"
+    )
     assert manual(store) == [(*first, 3, "ann")]  # the last grade only
     assert current(undone.text) == third
-    assert current(web.post("/undo").text) == second  # the skip is forgotten
+    skip_undone = web.post("/undo")
+    assert note_of(skip_undone.text).startswith("undone: your skip of")
+    assert current(skip_undone.text) == second  # the skip is forgotten
     assert current(web.post("/undo").text) == first
     assert manual(store) == []
     assert "nothing to undo" in web.post("/undo").text
+    assert [(e.action, e.old_grade, e.new_grade) for e in store.annotation_history()] == [
+        ("label", None, 3),
+        ("label", None, 0),
+        ("withdraw", 0, None),
+        ("withdraw", 3, None),
+    ]
 
     bad = web.post("/annotate/grade", data={"query_id": first[0], "doc_id": first[1], "grade": "7"})
     assert "a grade is 0, 1, 2 or 3" in bad.text and manual(store) == []
     outside = web.post("/annotate/grade", data={"query_id": "nope", "doc_id": "x", "grade": "1"})
     assert "not in the annotation queue" in outside.text and manual(store) == []
+    # the withdrawn pair is labelled again over its withdrawn row, without a 409
+    again = web.post("/annotate/grade", data=grade_form(web.get("/annotate").text, 2))
+    assert again.status_code == 200 and manual(store) == [(*first, 2, "ann")]
 
 
 def test_labels_need_an_annotator_and_the_page_can_name_one(store: Store) -> None:
@@ -214,7 +227,11 @@ def test_pairwise_choices_are_stored_blind_and_undone(store: Store) -> None:
 
     page = web.get("/pairwise").text
     assert pairwise_form(page)[0] == "log:log-01:log-again-1"
-    web.post("/undo", data={"next": "pairwise"})
+    undone = web.post("/undo", data={"next": "pairwise"})
+    assert note_of(undone.text) == f"undone: your choice on {item}; your earlier choice is back"
+    assert [p.preferred for p in preferences(store._engine, store.workspace)] == ["first"]
+    for _ in range(3):  # each undo puts back the choice the undone one replaced
+        web.post("/undo", data={"next": "pairwise"})
     assert preferences(store._engine, store.workspace) == []
     bad = web.post("/pairwise/choose", data={"item": item, "choice": "3", "shown": "first"})
     assert "a choice is 1, 2 or =" in bad.text
@@ -329,37 +346,36 @@ def two_browsers(store: Store) -> tuple[TestClient, TestClient]:
     return ann, bob
 
 
-def test_a_second_label_of_one_pair_is_refused_until_its_author_has_seen_the_first(
+def test_a_stale_tab_of_the_same_annotator_is_refused_and_shown_the_newer_label(
     store: Store,
 ) -> None:
-    """Two annotators (or two tabs) shown the same pair: the second label is not written
-    over the first silently. Its author gets 409 with the label written meanwhile, and
-    replaces it only by saying so (the write carries the label it replaces)."""
-    ann, bob = two_browsers(store)
-    seen_by_ann, seen_by_bob = ann.get("/annotate").text, bob.get("/annotate").text
-    pair = current(seen_by_ann)
-    assert current(seen_by_bob) == pair
-    assert ann.post("/annotate/grade", data=grade_form(seen_by_ann, 3)).url.path == "/annotate"
-    refused = bob.post("/annotate/grade", data=grade_form(seen_by_bob, 1))
+    """Two tabs of ann shown the same pair: the second label is not written over the
+    first silently. It gets 409 with the label the first tab wrote, and replaces it only by
+    saying so (the write carries the version of ann's own label it replaces)."""
+    first_tab, second_tab = client(store), client(store)
+    seen_first, seen_second = first_tab.get("/annotate").text, second_tab.get("/annotate").text
+    pair = current(seen_first)
+    assert current(seen_second) == pair
+    assert first_tab.post("/annotate/grade", data=grade_form(seen_first, 3)).status_code == 200
+    refused = second_tab.post("/annotate/grade", data=grade_form(seen_second, 1))
     assert refused.status_code == 409
-    assert manual(store) == [(*pair, 3, "ann")]  # ann's label stands
+    assert manual(store) == [(*pair, 3, "ann")]  # the first tab's label stands
     conflict = re.search(r'<div class="conflict" id="conflict">(.*?)</div>', refused.text, re.S)
     assert conflict, refused.text
-    assert "ann labelled this pair 3" in conflict.group(1) and "yours (1) was not written" in (
-        conflict.group(1)
-    )
-    assert current(refused.text) == pair  # the page shows the pair and both labels
-    replaced = bob.post("/annotate/grade", data=grade_form(refused.text, 1))
-    assert replaced.status_code == 200 and replaced.url.path == "/annotate"
-    assert manual(store) == [(*pair, 1, "bob")]
-
-    # a form shown before bob replaced it is stale too: ann's second tab is refused
-    again = ann.post("/annotate/grade", data=grade_form(refused.text, 2))
-    assert again.status_code == 409 and "bob labelled this pair 1" in again.text
-    assert manual(store) == [(*pair, 1, "bob")]
-    stale = ann.post("/annotate/grade", data={"query_id": pair[0], "doc_id": pair[1], "grade": "0"})
-    assert stale.status_code == 409  # a write that names no label replaces none
-    assert manual(store) == [(*pair, 1, "bob")]
+    said = html.unescape(conflict.group(1))
+    assert "you labelled this pair 3 (exactly what was needed)" in said
+    assert "this one (1) was not written" in said
+    assert current(refused.text) == pair and 'id="mine">3<' in refused.text
+    replaced = second_tab.post("/annotate/grade", data=grade_form(refused.text, 1))
+    assert replaced.status_code == 200 and manual(store) == [(*pair, 1, "ann")]
+    # the first tab's form is stale now: refused, nothing written
+    again = first_tab.post("/annotate/grade", data=grade_form(seen_first, 2))
+    assert again.status_code == 409 and "you labelled this pair 1" in html.unescape(again.text)
+    assert manual(store) == [(*pair, 1, "ann")]
+    assert [(e.action, e.new_grade) for e in store.annotation_history()] == [
+        ("label", 3),
+        ("relabel", 1),
+    ]
 
 
 def note_of(page: str) -> str:
@@ -368,37 +384,21 @@ def note_of(page: str) -> str:
     return html.unescape(found.group(1))
 
 
-def replaced_by_bob(ann: TestClient, bob: TestClient, store: Store) -> tuple[str, str]:
-    """The pair both are shown, labelled 3 by ann, then 1 by bob (who saw ann's label on
-    the 409 page and chose to replace it)."""
+def test_two_annotators_shown_one_pair_keep_both_labels(store: Store) -> None:
+    """ann and bob both shown a pair (one label a pair): each label is kept, neither
+    refuses the other; they disagree, so the pair has no manual judgment (a conflict)."""
+    ann, bob = two_browsers(store)
     seen_by_ann, seen_by_bob = ann.get("/annotate").text, bob.get("/annotate").text
     pair = current(seen_by_ann)
-    ann.post("/annotate/grade", data=grade_form(seen_by_ann, 3))
-    refused = bob.post("/annotate/grade", data=grade_form(seen_by_bob, 1))
-    assert refused.status_code == 409
-    bob.post("/annotate/grade", data=grade_form(refused.text, 1))
-    assert (*pair, 1, "bob") in manual(store)
-    return pair
-
-
-def test_undo_reports_only_what_it_did(store: Store) -> None:
-    """Undo takes back the annotator's own last label while it is still the pair's label;
-    when someone replaced it since, it says so and leaves theirs."""
-    ann, bob = two_browsers(store)
-    pair = replaced_by_bob(ann, bob, store)
-    note = note_of(ann.post("/undo", data={"next": "annotate"}).text)
-    assert note.startswith("not undone") and "bob" in note, note
-    assert manual(store) == [(*pair, 1, "bob")]  # bob's label stays
-    # bob's undo takes back his label; ann's, which she withdrew, is not put back
-    assert note_of(bob.post("/undo").text).startswith("undone: the label of")
+    assert current(seen_by_bob) == pair
+    assert ann.post("/annotate/grade", data=grade_form(seen_by_ann, 3)).status_code == 200
+    assert bob.post("/annotate/grade", data=grade_form(seen_by_bob, 1)).status_code == 200
+    assert [(x.annotator, x.grade) for x in store.labels()] == [("ann", 3), ("bob", 1)]
     assert manual(store) == []
-
-    pair = replaced_by_bob(ann, bob, store)
-    note = note_of(bob.post("/undo").text)  # bob first: ann's label is put back
-    assert note.startswith("undone: the label of") and "ann's 3 is back" in note, note
-    assert manual(store) == [(*pair, 3, "ann")]
-    assert note_of(ann.post("/undo").text).startswith("undone: the label of")
-    assert manual(store) == []
+    # undo takes back ann's own label only: bob's stays, and is now the pair's label
+    assert note_of(ann.post("/undo").text).startswith("undone: your label 3 of")
+    assert [(x.annotator, x.grade) for x in store.labels()] == [("bob", 1)]
+    assert manual(store) == [(*pair, 1, "bob")]
 
 
 def test_a_measure_no_query_scored_in_both_runs_shows_a_dash_and_why(tmp_path: Path) -> None:

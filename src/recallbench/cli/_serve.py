@@ -28,6 +28,7 @@ Examples:
   recallbench serve --store sqlite:///ci/history.db --workspace team-a
   recallbench serve --annotator alice --dataset agent-memory-sample
   recallbench serve --port 0                     # any free port
+  recallbench serve --labels-per-pair 2          # two annotators a pair: agreement
 Open the URL printed at start: it carries the token (?token=...), which the browser then
 keeps in a cookie; without the token every request is refused (403). Only 127.0.0.1
 listens. Pages: runs and trends, compare two runs, shadow tests, the query log and
@@ -90,6 +91,16 @@ pairwise choices to its pairwise_preferences table.
     help="Which pooled pairs come first: best rank, then most runs (depth); or those "
     "whose label can move the difference between the runs most (disagreement).",
 )
+@click.option(
+    "--labels-per-pair",
+    type=click.IntRange(1, 20),
+    default=1,
+    show_default=True,
+    metavar="N",
+    help="Annotators who label each pair before it leaves everyone's queue (2 or more: "
+    "overlap, so that the Agreement page measures people against each other and conflicts "
+    "go to /adjudicate).",
+)
 @reports_errors
 def serve(
     store_url: str | None,
@@ -101,6 +112,7 @@ def serve(
     pool_runs: tuple[int, ...],
     pool_depth: int,
     pool_order: PoolOrder,
+    labels_per_pair: int,
 ) -> None:
     """Serve a local dashboard over the history and telemetry store: runs, trends,
     comparisons, telemetry and an annotation queue."""
@@ -138,6 +150,7 @@ def serve(
 
             pool = stored_pool(store, pool_runs, dataset, pool_depth, pool_order)
         dashboard = Dashboard(store, token, annotator=annotator, dataset=dataset)
+        dashboard.queue.labels_per_pair = labels_per_pair
         if pool is not None:
             from recallbench.serve._pool_pages import with_pool
 

@@ -1,6 +1,11 @@
-"""The dashboard's annotation pages: the graded queue, blind pairwise choices, undo, the
-annotator's name and the agreement of the judge with people. Every write goes through the
-queue (:mod:`._queue`), which refuses a label written over one its author was not shown."""
+"""The dashboard's annotation pages: the graded queue, adjudication of conflicts
+(:mod:`._adjudicate`), blind pairwise choices, undo, the annotator's name and the Agreement
+page (people with each other, and the judge with people). Every write goes through the
+queue (:mod:`._queue`), which refuses a write naming a version that is no longer current.
+
+The annotation page is blind: a pair still to label shows no one else's label. Once the
+annotator labelled it, the page says how the others labelled it (on the next page, and on
+``/annotate?query_id=Q&doc_id=D``, where they may also relabel it)."""
 
 from __future__ import annotations
 
@@ -13,13 +18,15 @@ from starlette.routing import Route
 
 from recallbench.core import ConfigError
 from recallbench.serve import _agreement
+from recallbench.serve._adjudicate import Adjudication
 from recallbench.serve._labels import LabelConflict, label_version
 
 if TYPE_CHECKING:
     from starlette.responses import RedirectResponse
 
     from recallbench.core import Dataset
-    from recallbench.serve._queue import Queue
+    from recallbench.serve._labels import PairState
+    from recallbench.serve._queue import Pair, Queue
     from recallbench.store import Store
 
 ANNOTATOR_COOKIE = "recallbench_annotator"
@@ -59,41 +66,72 @@ class Annotation:
             Route("/undo", self.undo, methods=["POST"]),
             Route("/annotator", self.set_annotator, methods=["POST"]),
             Route("/agreement", self.agreement),
+            *Adjudication(self.dashboard).routes(),
         ]
 
     def agreement(self, request: Request) -> Response:
+        store = self.dashboard.store
         return self.dashboard.page(
-            request, "agreement.html.j2", **_agreement.agreement(self.dashboard.store)
+            request,
+            "agreement.html.j2",
+            team=_agreement.team(store),
+            labels_per_pair=self.dashboard.queue.labels_per_pair,
+            **_agreement.agreement(store),
         )
 
     def annotate(self, request: Request) -> Response:
-        pair, left, total = self.dashboard.queue.pending(self.dashboard.who(request))
+        """The next pair of the annotator's queue, or the pair the URL names (to see how
+        the others labelled it once one did, and relabel it)."""
+        queue, who = self.dashboard.queue, self.dashboard.who(request)
+        pair, left, total = queue.pending(who)
+        asked = request.query_params.get("query_id"), request.query_params.get("doc_id")
+        chosen = asked[0] is not None and asked[1] is not None
+        if asked[0] is not None and asked[1] is not None:
+            try:
+                pair = queue.pair(asked[0], asked[1])
+            except ConfigError as error:
+                return self.dashboard.back("/annotate", str(error))
+        last = None if chosen else queue.last_labelled(who)
+        return self._page(request, pair, left, total, None, last=last)
+
+    def _page(
+        self,
+        request: Request,
+        pair: Pair | None,
+        left: int,
+        total: int,
+        conflict: LabelConflict | None,
+        last: PairState | None = None,
+    ) -> Response:
+        queue, who = self.dashboard.queue, self.dashboard.who(request)
+        own = queue.own(who, *pair.key) if pair is not None and who else None
+        mine = own if own is not None and own.grade is not None else None
+        others = []
+        if pair is not None and mine is not None:  # blind until one labelled it
+            others = [x for x in queue.state(*pair.key).labels if x.annotator != who]
         return self.dashboard.page(
             request,
             "annotate.html.j2",
+            status=409 if conflict is not None else 200,
             pair=pair,
             left=left,
             total=total,
             dataset=self.dashboard.dataset,
-            conflict=None,
-            replaces="",
+            conflict=conflict,
+            replaces=label_version(own),
+            mine=mine,
+            others=others,
+            last=last,
+            last_mine=last.of(who) if last is not None else None,
+            labels_per_pair=queue.labels_per_pair,
         )
 
     def conflict(self, request: Request, conflict: LabelConflict) -> Response:
-        """The pair again, with the label written meanwhile (409): nothing was written,
-        and a grade posted from this page replaces that label knowingly."""
+        """The pair again, with the annotator's own label as another tab wrote it (409):
+        nothing was written, and a grade posted from this page replaces it knowingly."""
         _, left, total = self.dashboard.queue.pending(self.dashboard.who(request))
-        return self.dashboard.page(
-            request,
-            "annotate.html.j2",
-            status=409,
-            pair=self.dashboard.queue.pair(*conflict.key),
-            left=left,
-            total=total,
-            dataset=self.dashboard.dataset,
-            conflict=conflict,
-            replaces=label_version(conflict.current),
-        )
+        pair = self.dashboard.queue.pair(*conflict.key)
+        return self._page(request, pair, left, total, conflict)
 
     def pairwise(self, request: Request) -> Response:
         item, left, total = self.dashboard.queue.pending_pairwise(self.dashboard.who(request))
@@ -154,7 +192,7 @@ class Annotation:
                 self.dashboard.queue.skip,
                 self.dashboard.who(request),
                 (str(form.get("item", "")),),
-                True,
+                "skip-pairwise",
             )
         except ConfigError as error:
             return self.dashboard.back("/pairwise", str(error))
@@ -162,7 +200,7 @@ class Annotation:
 
     async def undo(self, request: Request) -> Response:
         form = await request.form()
-        where = "/pairwise" if form.get("next") == "pairwise" else "/annotate"
+        where = _next(form.get("next"))
         try:
             undone = await run_in_threadpool(self.dashboard.queue.undo, self.dashboard.who(request))
         except ConfigError as error:
@@ -172,8 +210,13 @@ class Annotation:
     async def set_annotator(self, request: Request) -> Response:
         form = await request.form()
         name = str(form.get("annotator", "")).strip()
-        where = "/pairwise" if form.get("next") == "pairwise" else "/annotate"
+        where = _next(form.get("next"))
         response = self.dashboard.back(where)
         if name:
             response.set_cookie(ANNOTATOR_COOKIE, name, httponly=True, samesite="strict")
         return response
+
+
+def _next(page: object) -> str:
+    """Where a POST goes back to: the page it came from."""
+    return {"pairwise": "/pairwise", "adjudicate": "/adjudicate"}.get(str(page), "/annotate")

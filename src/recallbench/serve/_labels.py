@@ -1,12 +1,15 @@
-"""Labels written by several people at once: a write names the label it replaces, a stale
-write is refused with the label written meanwhile, and an undo says what it did.
+"""Labels written by a team at once: each annotator's own label of a pair, conflicts between
+annotators, the adjudication that resolves one, stale writes refused, and what an undo did.
 
-The annotation page shows a pair with the version of its current manual label (none, for
-a pair in the queue); grading posts that version back. When the pair's label changed in
-between (another annotator, or another tab of the same one), nothing is written and the
-page is shown again with the label that is there now (HTTP 409): its author replaces it
-only by posting again with that label's version. Checked under the queue's lock, so within
-one dashboard process no label is lost without its author having seen it.
+The annotation page shows a pair with the version of the annotator's *own* label of it
+(none, for a pair in their queue); grading posts that version back. When their label
+changed in between (another tab of the same annotator), nothing is written and the page is
+shown again with their label as it is now (HTTP 409): they replace it only by posting again
+with that version. Other annotators' labels never conflict with one's own: each is kept
+(``store.write_label``), and a pair whose annotators disagree is a conflict for
+adjudication. An adjudication names the version of the whole pair (:func:`pair_version`:
+every label and the adjudication): if any of them changed meanwhile, it is refused the same
+way and the adjudication page shows the pair as it is now.
 """
 
 from __future__ import annotations
@@ -16,77 +19,164 @@ from dataclasses import dataclass
 from typing import Literal
 
 from recallbench.core import RecallbenchError
-from recallbench.store import Judgment
+from recallbench.store._annotations_store import Label
 
 GRADE_WORDS = ("not relevant", "related", "relevant", "exactly what was needed")
 """What each grade 0-3 means, as the annotation page shows it."""
 
 
-def label_version(label: Judgment | None) -> str:
-    """The version a write names as the label it replaces: "" for no label, else a short
-    digest of who gave which grade when (a label put back by an undo keeps its version)."""
-    if label is None:
-        return ""
-    identity = f"{label.annotator}\x1f{label.grade}\x1f{label.created_at.isoformat()}"
-    return hashlib.sha256(identity.encode()).hexdigest()[:16]
+def label_version(label: Label | None) -> str:
+    """The version a write names as the row it replaces: "" for none."""
+    return "" if label is None else str(label.version)
 
 
-def _who(label: Judgment) -> str:
-    return label.annotator or "someone"
+def parse_version(text: str) -> int | None:
+    """A posted version: None for "" (no row); -1, which no row has, for anything else."""
+    if text == "":
+        return None
+    return int(text) if text.isdigit() else -1
+
+
+@dataclass(frozen=True, slots=True)
+class PairState:
+    """Every annotator's current label of one pair and its adjudication."""
+
+    key: tuple[str, str]
+    labels: tuple[Label, ...]
+    """Current labels (withdrawn ones left out), by annotator."""
+    adjudication: Label | None
+    """The adjudication row, withdrawn or not (see :attr:`adjudicated`)."""
+    version: str
+    """:func:`pair_version` of the rows read."""
+
+    @property
+    def adjudicated(self) -> Label | None:
+        found = self.adjudication
+        return found if found is not None and found.grade is not None else None
+
+    @property
+    def conflict(self) -> bool:
+        """The annotators disagree and no one adjudicated the pair."""
+        return len({label.grade for label in self.labels}) > 1 and self.adjudicated is None
+
+    def of(self, annotator: str) -> Label | None:
+        return next((label for label in self.labels if label.annotator == annotator), None)
+
+
+def pair_version(rows: list[Label], adjudication: Label | None) -> str:
+    """A digest of every label row of a pair (withdrawn ones too) and its adjudication row:
+    any write to the pair changes it."""
+    parts = [f"{r.annotator}\x1f{r.version}" for r in sorted(rows, key=lambda r: r.annotator)]
+    if adjudication is not None:
+        parts.append(f"adjudication\x1f{adjudication.version}")
+    return hashlib.sha256("\x1e".join(parts).encode()).hexdigest()[:16]
+
+
+def _grade(grade: int | None) -> str:
+    return "no label" if grade is None else f"{grade} ({GRADE_WORDS[grade]})"
 
 
 class LabelConflict(RecallbenchError):
-    """A grade not written: the pair's label is no longer the one its author was shown."""
+    """A grade not written: the annotator's own label of the pair is no longer the one this
+    page showed (another tab)."""
 
-    def __init__(self, key: tuple[str, str], grade: int, current: Judgment | None) -> None:
+    def __init__(self, key: tuple[str, str], grade: int, current: Label | None) -> None:
         self.key = key
         self.grade = grade
         self.current = current
-        """The pair's label now (None: it has none, the one shown was taken back)."""
+        """Their label row now (grade None: withdrawn; None: never labelled)."""
         super().__init__(self.message)
 
     @property
     def message(self) -> str:
-        yours = f"yours ({self.grade}) was not written"
-        if self.current is None:
-            return f"the label you were shown was taken back meanwhile; {yours}"
+        yours = f"this one ({self.grade}) was not written"
         current = self.current
+        if current is None or current.grade is None:
+            return f"your label of this pair was taken back meanwhile (another tab); {yours}"
         return (
-            f"{_who(current)} labelled this pair {current.grade} "
-            f"({GRADE_WORDS[current.grade]}) at {current.created_at:%Y-%m-%d %H:%M:%S} UTC "
-            f"while you were looking at it; {yours}"
+            f"you labelled this pair {_grade(current.grade)} at "
+            f"{current.updated_at:%Y-%m-%d %H:%M:%S} UTC in another tab or window; {yours}"
         )
+
+
+class AdjudicationConflict(RecallbenchError):
+    """An adjudication not written: the pair's labels or adjudication changed meanwhile."""
+
+    def __init__(self, state: PairState, grade: int) -> None:
+        self.state = state
+        self.grade = grade
+        super().__init__(self.message)
+
+    @property
+    def message(self) -> str:
+        yours = f"your adjudication ({self.grade}) was not written"
+        found = self.state.adjudicated
+        if found is not None:
+            return (
+                f"{found.annotator} adjudicated this pair {_grade(found.grade)} at "
+                f"{found.updated_at:%Y-%m-%d %H:%M:%S} UTC meanwhile; {yours}"
+            )
+        return f"the pair's labels changed meanwhile (shown as they are now); {yours}"
+
+
+Kind = Literal["grade", "skip", "prefer", "skip-pairwise", "adjudicate", "skip-adjudicate"]
 
 
 @dataclass(frozen=True, slots=True)
 class Undone:
-    """What an undo did: ``done`` False when there was nothing it could take back."""
+    """What an undo did: ``done`` False when it could not (``message`` says why)."""
 
-    kind: Literal["grade", "skip", "prefer", "skip-pairwise"]
+    kind: Kind
     key: tuple[str, ...]
     done: bool
-    written: Judgment | None = None
-    """For a grade: the label the annotator wrote."""
-    current: Judgment | None = None
-    """For a grade not undone: the pair's label now (someone else's, or none)."""
-    restored: Judgment | None = None
-    """For a grade undone: the label it had replaced, put back."""
+    before: Label | None = None
+    """For a grade or an adjudication: the row as it was before the action undone."""
+    written: Label | None = None
+    """For a grade or an adjudication: the row the action wrote."""
+    current: Label | None = None
+    """For one not undone: the row now."""
+    after: PairState | None = None
+    """For an adjudication undone: the pair now."""
+    restored_choice: bool = False
+    """For a pairwise choice: the choice it had replaced was put back."""
 
     @property
     def message(self) -> str:
-        what = {"grade": "label", "prefer": "choice"}.get(self.kind, "skip")
-        of = " / ".join(self.key)
-        if self.done:
-            back = self.restored
-            return f"undone: the {what} of {of}" + (
-                f"; {_who(back)}'s {back.grade} is back" if back is not None else ""
+        of = " / ".join(self.key[-2:] if self.kind.endswith("adjudicate") else self.key)
+        if self.kind in ("skip", "skip-pairwise", "skip-adjudicate"):
+            return f"undone: your skip of {of} (it is back in your queue)"
+        if self.kind == "prefer":
+            if not self.done:
+                return f"not undone: your choice on {of} is no longer stored"
+            back = "; your earlier choice is back" if self.restored_choice else ""
+            return f"undone: your choice on {of}{back}"
+        written = self.written.grade if self.written is not None else None
+        before = self.before.grade if self.before is not None else None
+        if self.kind == "grade":
+            return self._grade_message(of, written, before)
+        return self._adjudication_message(of, written, before)
+
+    def _grade_message(self, of: str, written: int | None, before: int | None) -> str:
+        if not self.done:
+            now = self.current.grade if self.current is not None else None
+            return (
+                f"not undone: your label of {of} changed since (now {_grade(now)}, "
+                "from another tab or window); undo there, or grade it again"
             )
-        if self.kind != "grade":
-            return f"not undone: your {what} of {of} is no longer stored"
-        mine = f" ({self.written.grade})" if self.written is not None else ""
-        if self.current is None:
-            return f"not undone: your label{mine} of {of} was taken back already"
-        return (
-            f"not undone: {_who(self.current)}'s label {self.current.grade} of {of} replaced "
-            f"yours{mine} since, and stays (their undo will not put yours back)"
-        )
+        if before is None:
+            return f"undone: your label {written} of {of}; the pair is back in your queue"
+        return f"undone: your relabel of {of} from {before} to {written}; your {before} is back"
+
+    def _adjudication_message(self, of: str, written: int | None, before: int | None) -> str:
+        if not self.done:
+            now = self.current
+            adjudicated = now is not None and now.grade is not None
+            who = f"{now.annotator} adjudicated it {now.grade}" if now and adjudicated else "it"
+            return f"not undone: your adjudication {written} of {of} changed since ({who})"
+        if before is not None and self.before is not None:
+            return (
+                f"undone: your adjudication {written} of {of}; "
+                f"{self.before.annotator}'s adjudication {before} is back"
+            )
+        again = "a conflict again" if self.after and self.after.conflict else "unadjudicated"
+        return f"undone: your adjudication {written} of {of}; it is {again}"

@@ -1,15 +1,21 @@
-"""The annotation queue: (query, memory) pairs to grade 0-3 one at a time, and pairs of
-rankings of one query to compare blind.
+"""The annotation queue: (query, memory) pairs to grade 0-3 one at a time, conflicts to
+adjudicate, and pairs of rankings of one query to compare blind.
 
-Graded pairs come from the query log (every logged result, in logging order, then rank)
-and, with ``--dataset``, from the dataset (per query in its order: the pairs the LLM judge
+Graded pairs come from the query log (every logged result, in logging order, then rank),
+with ``--dataset`` from the dataset (per query in its order: the pairs the LLM judge
 labelled in the store first, so that every human label also measures the judge, then the
-pairs the dataset's authors judged). A pair leaves the queue once it has a ``manual``
-judgment, whoever gave it; a skipped pair leaves it for this annotator until the dashboard
-restarts. Labels are written at once to the store's ``judgments`` table (source
-``manual``, with the annotator's name); a label written over one its author was not shown
-is refused (:mod:`._labels`); undo takes back this annotator's last action, and a label
-only while it is still the pair's label.
+pairs the dataset's authors judged), and from more ``sources`` (the judging pool of runs).
+
+Each annotator labels a pair once (their label is kept apart from the others', see
+:mod:`recallbench.store._annotations_store`): a pair leaves *their* queue once they labelled
+it, and everyone's once ``labels_per_pair`` annotators labelled it (default 1: once anyone
+did; ``recallbench serve --labels-per-pair 2`` gives a team overlap to measure agreement)
+or someone adjudicated it. A skipped pair leaves it for this annotator until the dashboard
+restarts. A pair whose annotators disagree is a conflict, offered for adjudication.
+
+Undo takes back exactly the annotator's own last action, kept in memory per annotator: a
+label or relabel (their previous label of the pair comes back; the store's history shows a
+``withdraw``), a skip, a pairwise choice, an adjudication. Never another annotator's label.
 
 Pairwise items are two different rankings of the same query: a shadow test's control and
 treatment (``shadow_runs``), or two logged searches of the same text that returned
@@ -23,32 +29,33 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
-from sqlalchemy import select
-
 from recallbench.core import ConfigError
 from recallbench.serve import _preferences
-from recallbench.serve._labels import LabelConflict, Undone, label_version
+from recallbench.serve._labels import (
+    AdjudicationConflict,
+    Kind,
+    LabelConflict,
+    PairState,
+    Undone,
+    pair_version,
+    parse_version,
+)
+from recallbench.serve._pairwise_items import PairwiseItem, cut, log_items, shadow_items
 from recallbench.serve._preferences import Preference, Preferred
-from recallbench.store import Judgment
-from recallbench.store._engine import transaction
-from recallbench.store._tables import shadow_runs
-from recallbench.store._telemetry import JudgmentSource
+from recallbench.store._annotations_store import Label, StaleWrite
 
 if TYPE_CHECKING:
     from recallbench.core import Dataset
     from recallbench.store import QueryLogEntry, Store
 
-MANUAL: JudgmentSource = "manual"
 GRADE_KEYS = ("0", "1", "2", "3")
 REFRESH_SECONDS = 30.0
 """How long the candidates read from the store are reused before they are read again
 (each label reloads the page: re-reading a large query log every time would be slow)."""
-TEXT_MAX = 6_000
-"""Memory texts longer than this are cut for display."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,32 +76,15 @@ class Pair:
 
 
 @dataclass(frozen=True, slots=True)
-class Ranking:
-    label: str
-    results: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class PairwiseItem:
-    """Two rankings of one query to compare."""
-
-    item: str
-    """Stable id: ``shadow:ID`` or ``log:QUERY_ID:QUERY_ID``."""
-    query_text: str
-    first: Ranking
-    second: Ranking
-    texts: dict[str, str]
-    """Memory id -> text, where known."""
-
-
-@dataclass(frozen=True, slots=True)
 class Action:
-    kind: Literal["grade", "skip", "prefer", "skip-pairwise"]
+    kind: Kind
     key: tuple[str, ...]
-    previous: Judgment | None = None
-    """For a grade: the manual label it replaced (its author chose to replace it)."""
-    written: Judgment | None = None
-    """For a grade: the label written, as the store holds it."""
+    before: Label | None = None
+    """For a grade: the annotator's label row before; an adjudication: the pair's."""
+    written: Label | None = None
+    """For a grade or an adjudication: the row written."""
+    replaced: Preference | None = None
+    """For a pairwise choice: the annotator's earlier choice on the item."""
 
 
 @dataclass
@@ -111,11 +101,14 @@ class Queue:
         store: Store,
         dataset: Dataset | None = None,
         sources: Sequence[Callable[[], Iterable[Pair]]] = (),
+        labels_per_pair: int = 1,
     ) -> None:
         self.store = store
         self.dataset = dataset
         self.sources = list(sources)
         """More pairs to grade, read again with the rest (the judging pool of runs)."""
+        self.labels_per_pair = labels_per_pair
+        """How many annotators label a pair before it leaves everyone's queue."""
         self._lock = threading.Lock()
         self._annotators: dict[str, _Annotator] = {}
         self._pairs: list[Pair] = []
@@ -139,32 +132,44 @@ class Queue:
         by_key: dict[tuple[str, str], Pair] = {}
         for pair in pairs:
             by_key.setdefault(pair.key, pair)
-        items = _shadow_items(self.store, log) + _log_items(log)
+        items = shadow_items(self.store, log) + log_items(log)
         with self._lock:
             self._pairs = list(by_key.values())
             self._by_key = by_key
             self._items = items
             self._read_at = time.monotonic()
 
-    def _manual(self) -> dict[tuple[str, str], Judgment]:
-        return {(j.query_id, j.doc_id): j for j in self.store.judgments(source=MANUAL)}
-
-    def label(self, query_id: str, doc_id: str) -> Judgment | None:
-        """The pair's manual label, if it has one."""
-        found = self.store.judgments(query_ids=[query_id], source=MANUAL)
-        return next((j for j in found if j.doc_id == doc_id), None)
+    def labellers(self) -> dict[tuple[str, str], set[str]]:
+        """Who labelled each pair: the annotators with a current label, or, for a pair
+        labelled by other means (a ``manual`` judgment and no label here), its annotator."""
+        found: dict[tuple[str, str], set[str]] = {}
+        for label in self.store.labels():
+            found.setdefault(label.key, set()).add(label.annotator)
+        for judgment in self.store.judgments(source="manual"):
+            key = (judgment.query_id, judgment.doc_id)
+            if key not in found and "(adjudicated)" not in (judgment.annotator or ""):
+                found[key] = {judgment.annotator or "unknown"}
+        return found
 
     def _state(self, annotator: str) -> _Annotator:
         return self._annotators.setdefault(annotator, _Annotator())
 
     def pending(self, annotator: str) -> tuple[Pair | None, int, int]:
-        """The next pair for ``annotator``, how many are left (it included) and how many
-        pairs the queue holds in all."""
+        """The next pair for ``annotator``, how many are left for them (it included) and
+        how many pairs the queue holds in all."""
         self.refresh()
-        manual = self._manual()
+        labellers = self.labellers()
+        adjudicated = {label.key for label in self.store.adjudications()}
         with self._lock:
             skipped = self._state(annotator).skipped
-            left = [p for p in self._pairs if p.key not in manual and p.key not in skipped]
+            left = [
+                p
+                for p in self._pairs
+                if p.key not in skipped
+                and p.key not in adjudicated
+                and annotator not in labellers.get(p.key, ())
+                and len(labellers.get(p.key, ())) < self.labels_per_pair
+            ]
             return (left[0] if left else None), len(left), len(self._pairs)
 
     def pair(self, query_id: str, doc_id: str) -> Pair:
@@ -174,92 +179,182 @@ class Queue:
             raise ConfigError(f"({query_id}, {doc_id}) is not in the annotation queue")
         return found
 
+    def shown(self, query_id: str, doc_id: str) -> Pair:
+        """The pair as the queue has it, or with its ids only (labelled from elsewhere)."""
+        try:
+            return self.pair(query_id, doc_id)
+        except ConfigError:
+            return Pair(query_id, doc_id, query_id, None, "store")
+
+    def state(self, query_id: str, doc_id: str) -> PairState:
+        """Every label of the pair and its adjudication, as the store has them now."""
+        key = (query_id, doc_id)
+        rows = self.store.labels(withdrawn=True, pair=key)
+        found = self.store.adjudications(withdrawn=True, pair=key)
+        adjudication = found[0] if found else None
+        current = tuple(row for row in rows if row.grade is not None)
+        return PairState(key, current, adjudication, pair_version(rows, adjudication))
+
+    def own(self, annotator: str, query_id: str, doc_id: str) -> Label | None:
+        """The annotator's label row of the pair (grade None: withdrawn), if any."""
+        rows = self.store.labels(withdrawn=True, pair=(query_id, doc_id))
+        return next((row for row in rows if row.annotator == annotator), None)
+
+    def last_labelled(self, annotator: str) -> PairState | None:
+        """The pair the annotator labelled last, while it is their last action."""
+        with self._lock:
+            history = self._state(annotator).history
+            last = history[-1] if history else None
+        if last is None or last.kind != "grade":
+            return None
+        return self.state(last.key[0], last.key[1])
+
     # -- graded labels ----------------------------------------------------------------
 
     def grade(
         self, annotator: str, query_id: str, doc_id: str, grade: int, replaces: str = ""
-    ) -> Judgment:
-        """Write the annotator's grade of the pair as a ``manual`` judgment, over the label
-        whose :func:`label_version` is ``replaces`` ("": over none). Raises
-        :class:`LabelConflict` (nothing written) when the pair's label is another one: a
-        label is never replaced by someone who was not shown it."""
+    ) -> Label:
+        """Write the annotator's own label of the pair over their label of version
+        ``replaces`` ("": over none). Raises :class:`LabelConflict` (nothing written)
+        when their label is another one (they changed it in another tab)."""
         annotator = _name(annotator)
-        if grade not in (0, 1, 2, 3):
-            raise ConfigError(f"a grade is 0, 1, 2 or 3, not {grade}")
+        _check_grade(grade)
         self.pair(query_id, doc_id)
-        label = Judgment(
-            query_id=query_id,
-            doc_id=doc_id,
-            grade=grade,
-            source=MANUAL,
-            created_at=datetime.now(UTC),
-            annotator=annotator,
-        )
         with self._lock:
-            previous = self.label(query_id, doc_id)
-            if label_version(previous) != replaces:
-                raise LabelConflict((query_id, doc_id), grade, previous)
-            self.store.log(judgments=[label])
-            written = self.label(query_id, doc_id)
+            before = self.own(annotator, query_id, doc_id)
+            try:
+                written = self.store.write_label(
+                    query_id, doc_id, annotator, grade, parse_version(replaces)
+                )
+            except StaleWrite:
+                current = self.own(annotator, query_id, doc_id)
+                raise LabelConflict((query_id, doc_id), grade, current) from None
             self._state(annotator).history.append(
-                Action("grade", (query_id, doc_id), previous, written)
+                Action("grade", (query_id, doc_id), before, written)
             )
-        return label
+        return written
 
-    def skip(self, annotator: str, key: tuple[str, ...], pairwise: bool = False) -> None:
+    def skip(self, annotator: str, key: tuple[str, ...], kind: Kind = "skip") -> None:
         with self._lock:
             state = self._state(_name(annotator))
             state.skipped.add(key)
-            state.history.append(Action("skip-pairwise" if pairwise else "skip", key))
+            state.history.append(Action(kind, key))
+
+    # -- adjudication -----------------------------------------------------------------
+
+    def conflicts(self) -> list[PairState]:
+        """The pairs whose annotators disagree and no one adjudicated, in queue order."""
+        self.refresh()
+        grades: dict[tuple[str, str], set[int | None]] = {}
+        for label in self.store.labels():
+            grades.setdefault(label.key, set()).add(label.grade)
+        adjudicated = {label.key for label in self.store.adjudications()}
+        keys = [k for k, found in grades.items() if len(found) > 1 and k not in adjudicated]
+        order = {key: index for index, key in enumerate(self._by_key)}
+        keys.sort(key=lambda k: (order.get(k, len(order)), k))
+        return [self.state(*key) for key in keys]
+
+    def pending_adjudication(self, annotator: str) -> tuple[PairState | None, int]:
+        """The next conflict ``annotator`` has not skipped, and how many conflicts remain
+        for them."""
+        with self._lock:
+            skipped = set(self._state(annotator).skipped)
+        left = [c for c in self.conflicts() if ("adjudicate", *c.key) not in skipped]
+        return (left[0] if left else None), len(left)
+
+    def adjudicate(
+        self, annotator: str, query_id: str, doc_id: str, grade: int, replaces: str
+    ) -> Label:
+        """Resolve the pair to ``grade``, by ``annotator``, over the pair as
+        :func:`pair_version` ``replaces`` names it. :class:`AdjudicationConflict`
+        (nothing written) when a label or the adjudication changed since."""
+        annotator = _name(annotator)
+        _check_grade(grade)
+        with self._lock:
+            state = self.state(query_id, doc_id)
+            if not state.labels and state.adjudicated is None:
+                raise ConfigError(f"({query_id}, {doc_id}) has no label to adjudicate")
+            if state.version != replaces:
+                raise AdjudicationConflict(state, grade)
+            before = state.adjudication
+            try:
+                written = self.store.write_adjudication(
+                    query_id, doc_id, annotator, grade, before.version if before else None
+                )
+            except StaleWrite:
+                raise AdjudicationConflict(self.state(query_id, doc_id), grade) from None
+            self._state(annotator).history.append(
+                Action("adjudicate", (query_id, doc_id), before, written)
+            )
+        return written
+
+    # -- undo -------------------------------------------------------------------------
 
     def undo(self, annotator: str) -> Undone | None:
-        """Take back the annotator's last action and say what was done: a grade's row is
-        deleted while it is still the pair's label (the label it replaced, if any, is put
-        back), a preference's row too, a skip is forgotten. A grade someone replaced since
-        is not undone: their label stays. None when there is nothing to undo."""
+        """Take back the annotator's own last action and say what was done; None when
+        there is nothing to undo. A label or adjudication changed since (another tab or
+        process) is left as it is, and the undo says so."""
         annotator = _name(annotator)
         with self._lock:
             state = self._state(annotator)
             if not state.history:
                 return None
             action = state.history.pop()
-            if action.kind in ("skip", "skip-pairwise"):
+            if action.kind in ("skip", "skip-pairwise", "skip-adjudicate"):
                 state.skipped.discard(action.key)
                 return Undone(action.kind, action.key, True)
             if action.kind == "grade":
-                return self._undo_grade(action, annotator)
-            removed = _preferences.remove(
-                self.store._engine, self.store.workspace, action.key[0], annotator
-            )
-            return Undone(action.kind, action.key, removed)
+                return self._undo_grade(annotator, action)
+            if action.kind == "adjudicate":
+                return self._undo_adjudication(annotator, action)
+            return self._undo_choice(annotator, action)
 
-    def _undo_grade(self, action: Action, annotator: str) -> Undone:
+    def _undo_grade(self, annotator: str, action: Action) -> Undone:
         query_id, doc_id = action.key
-        current = self.label(query_id, doc_id)
-        written = label_version(action.written)
-        if current is None or label_version(current) != written:
-            # someone's label replaced it since (or it is gone): theirs stays, and their
-            # undo must not put back the one withdrawn here
-            self._forget(action.key, written)
-            return Undone("grade", action.key, False, action.written, current)
-        if not self.store.delete_judgment(query_id, doc_id, MANUAL, annotator):
-            return Undone("grade", action.key, False, action.written, self.label(*action.key))
-        if action.previous is not None:
-            self.store.log(judgments=[action.previous])
-        return Undone("grade", action.key, True, action.written, restored=action.previous)
+        written = action.written
+        current = self.own(annotator, query_id, doc_id)
+        if written is None or current is None or current.version != written.version:
+            return Undone("grade", action.key, False, action.before, written, current)
+        before = action.before.grade if action.before is not None else None
+        try:
+            self.store.write_label(
+                query_id, doc_id, annotator, before, written.version, withdraw=True
+            )
+        except StaleWrite:
+            current = self.own(annotator, query_id, doc_id)
+            return Undone("grade", action.key, False, action.before, written, current)
+        return Undone("grade", action.key, True, action.before, written)
 
-    def _forget(self, key: tuple[str, ...], version: str) -> None:
-        """No later undo puts back the label of ``version``: its author withdrew it."""
-        for state in self._annotators.values():
-            state.history = [
-                replace(action, previous=None)
-                if action.kind == "grade"
-                and action.key == key
-                and action.previous is not None
-                and label_version(action.previous) == version
-                else action
-                for action in state.history
-            ]
+    def _undo_adjudication(self, annotator: str, action: Action) -> Undone:
+        query_id, doc_id = action.key
+        written, before = action.written, action.before
+        found = self.store.adjudications(withdrawn=True, pair=(query_id, doc_id))
+        current = found[0] if found else None
+        if written is None or current is None or current.version != written.version:
+            return Undone("adjudicate", action.key, False, before, written, current)
+        restored = before if before is not None and before.grade is not None else None
+        try:
+            self.store.write_adjudication(
+                query_id,
+                doc_id,
+                annotator,
+                restored.grade if restored else None,
+                written.version,
+                withdraw=True,
+                adjudicator=restored.annotator if restored else annotator,
+            )
+        except StaleWrite:
+            return Undone("adjudicate", action.key, False, before, written, current)
+        after = self.state(query_id, doc_id)
+        return Undone("adjudicate", action.key, True, restored, written, after=after)
+
+    def _undo_choice(self, annotator: str, action: Action) -> Undone:
+        engine, workspace = self.store._engine, self.store.workspace
+        if action.replaced is not None:
+            _preferences.save(engine, workspace, action.replaced)
+            return Undone("prefer", action.key, True, restored_choice=True)
+        removed = _preferences.remove(engine, workspace, action.key[0], annotator)
+        return Undone("prefer", action.key, removed)
 
     # -- pairwise ---------------------------------------------------------------------
 
@@ -313,10 +408,23 @@ class Queue:
             annotator=annotator,
             created_at=datetime.now(UTC),
         )
+        engine, workspace = self.store._engine, self.store.workspace
         with self._lock:
-            _preferences.save(self.store._engine, self.store.workspace, preference)
-            self._state(annotator).history.append(Action("prefer", (item.item,)))
+            earlier = [
+                p
+                for p in _preferences.preferences(engine, workspace, [item.item])
+                if p.annotator == annotator
+            ]
+            _preferences.save(engine, workspace, preference)
+            self._state(annotator).history.append(
+                Action("prefer", (item.item,), replaced=earlier[0] if earlier else None)
+            )
         return preference
+
+
+def _check_grade(grade: int) -> None:
+    if grade not in (0, 1, 2, 3):
+        raise ConfigError(f"a grade is 0, 1, 2 or 3, not {grade}")
 
 
 def _name(annotator: str) -> str:
@@ -326,17 +434,11 @@ def _name(annotator: str) -> str:
     return name
 
 
-def _cut(text: str | None) -> str | None:
-    if text is None or len(text) <= TEXT_MAX:
-        return text
-    return text[:TEXT_MAX] + " …"
-
-
 def _log_pairs(log: Iterable[QueryLogEntry]) -> Iterable[Pair]:
     for entry in log:
         for rank, doc in enumerate(entry.results, 1):
             yield Pair(
-                entry.query_id, doc, entry.text, _cut(entry.texts.get(doc)), "query log", rank
+                entry.query_id, doc, entry.text, cut(entry.texts.get(doc)), "query log", rank
             )
 
 
@@ -353,71 +455,4 @@ def _dataset_pairs(dataset: Dataset, store: Store) -> Iterable[Pair]:
             if document is None:
                 continue
             text = f"{document.title}\n{document.text}" if document.title else document.text
-            yield Pair(query.id, doc, query.text, _cut(text), origin)
-
-
-def _texts(entries: Sequence[QueryLogEntry]) -> dict[str, str]:
-    texts: dict[str, str] = {}
-    for entry in entries:
-        for doc, text in entry.texts.items():
-            texts.setdefault(doc, _cut(text) or "")
-    return texts
-
-
-def _shadow_items(store: Store, log: Sequence[QueryLogEntry]) -> list[PairwiseItem]:
-    """A shadow test's control and treatment lists of each shadowed query."""
-    import json
-
-    by_id = {entry.query_id: entry for entry in log}
-    with transaction(store._engine) as connection:
-        rows = connection.execute(
-            select(shadow_runs)
-            .where(shadow_runs.c.workspace_id == store.workspace)
-            .order_by(shadow_runs.c.created_at, shadow_runs.c.id)
-        ).mappings()
-        items = []
-        for row in rows:
-            control = tuple(json.loads(row["control_results"]))
-            treatment = tuple(json.loads(row["treatment_results"]))
-            if control == treatment:
-                continue  # nothing to choose between
-            entry = by_id.get(row["query_id"])
-            items.append(
-                PairwiseItem(
-                    item=f"shadow:{row['id']}",
-                    query_text=entry.text if entry else row["query_id"],
-                    first=Ranking("control", control),
-                    second=Ranking("treatment", treatment),
-                    texts=_texts([entry] if entry else []),
-                )
-            )
-    return items
-
-
-def _log_items(log: Sequence[QueryLogEntry]) -> list[PairwiseItem]:
-    """Logged searches of the same text (case and spaces aside) that returned different
-    lists: the first two different lists of each text."""
-    groups: dict[str, list[QueryLogEntry]] = {}
-    for entry in log:
-        groups.setdefault(" ".join(entry.text.casefold().split()), []).append(entry)
-    items = []
-    for entries in groups.values():
-        first = entries[0]
-        second = next((e for e in entries[1:] if e.results != first.results), None)
-        if second is None:
-            continue
-        items.append(
-            PairwiseItem(
-                item=f"log:{first.query_id}:{second.query_id}",
-                query_text=first.text,
-                first=Ranking(_label(first), first.results),
-                second=Ranking(_label(second), second.results),
-                texts=_texts([first, second]),
-            )
-        )
-    return items
-
-
-def _label(entry: QueryLogEntry) -> str:
-    how = entry.mode or entry.tool or "search"
-    return f"{how} ({entry.query_id})"
+            yield Pair(query.id, doc, query.text, cut(text), origin)

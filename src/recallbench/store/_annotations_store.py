@@ -112,14 +112,16 @@ class AnnotationStore:
     _engine: Engine
     workspace: str
 
-    def labels(self, withdrawn: bool = False) -> list[Label]:
-        """Every annotator's current label in this workspace (those withdrawn too when
-        ``withdrawn``), by pair, then annotator."""
-        return self._rows(annotation_labels, "annotator", withdrawn)
+    def labels(self, withdrawn: bool = False, pair: tuple[str, str] | None = None) -> list[Label]:
+        """Every annotator's current label in this workspace (of one pair when given;
+        withdrawn ones too when ``withdrawn``), by pair, then annotator."""
+        return self._rows(annotation_labels, "annotator", withdrawn, pair)
 
-    def adjudications(self, withdrawn: bool = False) -> list[Label]:
-        """Every pair's adjudication, by pair; ``annotator`` is the adjudicator."""
-        return self._rows(adjudications, "adjudicator", withdrawn)
+    def adjudications(
+        self, withdrawn: bool = False, pair: tuple[str, str] | None = None
+    ) -> list[Label]:
+        """Every pair's adjudication (as :meth:`labels`); ``annotator`` is the adjudicator."""
+        return self._rows(adjudications, "adjudicator", withdrawn, pair)
 
     def annotation_history(
         self, query_id: str | None = None, doc_id: str | None = None
@@ -317,8 +319,12 @@ class AnnotationStore:
                 )
             )
 
-    def _rows(self, table: Table, who: str, withdrawn: bool) -> list[Label]:
+    def _rows(
+        self, table: Table, who: str, withdrawn: bool, pair: tuple[str, str] | None
+    ) -> list[Label]:
         query = select(table).where(mine(table, self.workspace))
+        if pair is not None:
+            query = query.where(*_pair(table, self.workspace, *pair))
         if not withdrawn:
             query = query.where(table.c.grade.is_not(None))
         query = query.order_by(table.c.query_id, table.c.doc_id, table.c[who])
