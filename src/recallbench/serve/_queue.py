@@ -29,7 +29,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
@@ -317,12 +317,13 @@ class Queue:
             return Undone("grade", action.key, False, action.before, written, current)
         before = action.before.grade if action.before is not None else None
         try:
-            self.store.write_label(
+            restored = self.store.write_label(
                 query_id, doc_id, annotator, before, written.version, withdraw=True
             )
         except StaleWrite:
             current = self.own(annotator, query_id, doc_id)
             return Undone("grade", action.key, False, action.before, written, current)
+        self._renumber(action, restored)
         return Undone("grade", action.key, True, action.before, written)
 
     def _undo_adjudication(self, annotator: str, action: Action) -> Undone:
@@ -334,7 +335,7 @@ class Queue:
             return Undone("adjudicate", action.key, False, before, written, current)
         restored = before if before is not None and before.grade is not None else None
         try:
-            self.store.write_adjudication(
+            back = self.store.write_adjudication(
                 query_id,
                 doc_id,
                 annotator,
@@ -345,8 +346,28 @@ class Queue:
             )
         except StaleWrite:
             return Undone("adjudicate", action.key, False, before, written, current)
+        self._renumber(action, back)
         after = self.state(query_id, doc_id)
         return Undone("adjudicate", action.key, True, restored, written, after=after)
+
+    def _renumber(self, undone: Action, restored: Label) -> None:
+        """The row an undo put back has a new version: the earlier action that wrote the
+        row as it was (the annotator's previous label, or an earlier adjudication, maybe
+        someone else's) now names that version, so that its own undo still finds it."""
+        if undone.before is None:
+            return
+        old = undone.before.version
+        for state in self._annotators.values():
+            state.history = [
+                replace(action, written=restored)
+                if action.kind == undone.kind
+                and action.key == undone.key
+                and action.written is not None
+                and action.written.annotator == restored.annotator
+                and action.written.version == old
+                else action
+                for action in state.history
+            ]
 
     def _undo_choice(self, annotator: str, action: Action) -> Undone:
         engine, workspace = self.store._engine, self.store.workspace
