@@ -29,6 +29,7 @@ Examples:
   recallbench serve --annotator alice --dataset agent-memory-sample
   recallbench serve --port 0                     # any free port
   recallbench serve --labels-per-pair 2          # two annotators a pair: agreement
+  recallbench serve --dataset agent-memory-sample --pool 3 --pool 5   # judging pool
 Open the URL printed at start: it carries the token (?token=...), which the browser then
 keeps in a cookie; without the token every request is refused (403). Only 127.0.0.1
 listens. Pages: runs and trends, compare two runs, shadow tests, the query log and
