@@ -76,7 +76,7 @@ def test_annotators_who_disagree_keep_both_labels_and_make_a_conflict(store: Sto
     after = bob.post("/annotate/grade", data=grade_form(seen, 1)).text
     assert labels_of(store) == [(*pair, "alice", 3), (*pair, "bob", 1)]
     assert manual(store) == []  # a conflict has no manual judgment
-    last = re.search(r'<section class="note" id="last".*?</section>', after, re.S)
+    last = re.search(r'<section id="last".*?</section>', after, re.S)
     assert last and "alice: 3" in last.group(0) and 'id="last-conflict"' in last.group(0)
     opened = bob.get("/annotate", params={"query_id": pair[0], "doc_id": pair[1]}).text
     assert 'id="mine">1<' in opened and 'data-annotator="alice">alice: 3<' in opened
