@@ -6,10 +6,12 @@ refusals of bad input (exit 2, naming what), on runs recorded by `recallbench ru
 from __future__ import annotations
 
 import math
+import re
 import shutil
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -353,3 +355,42 @@ def test_recorded_runs_are_read_from_their_folders(recorded: tuple[Path, str]) -
     first = _rankings(tmp_path / "a" / "report.json")
     assert first[report.queries[0].id] == tuple(report.queries[0].returned)
     assert first[report.queries[0].id] == lexical.rankings[report.queries[0].id][:20]
+
+
+# -- /pool through Starlette's TestClient -----------------------------------------------
+
+
+def _client(dashboard: Any) -> Any:
+    from starlette.testclient import TestClient
+
+    from recallbench.serve._auth import COOKIE
+
+    opened = TestClient(dashboard.app, base_url="http://127.0.0.1:8770")
+    opened.cookies.set(COOKIE, "t")
+    return opened
+
+
+def test_the_pool_page_shows_progress_and_says_when_there_is_no_pool(store: Store) -> None:
+    from recallbench.serve import Dashboard
+    from recallbench.serve._pool_pages import PoolPages, with_pool
+
+    dataset = _dataset({"q1": {"mem 1": 3}})
+    pool = Pool(dataset, [_run(1, {"q1": ["mem 1", "<x>", "3"]}), _run(2, {"q2": ['a"b']})], 3)
+    dashboard = Dashboard(store, "t", annotator="alice")  # the queue: the pool alone
+    if not any(getattr(r, "path", None) == "/pool" for r in dashboard.starlette.routes):
+        dashboard.starlette.router.routes[:0] = PoolPages(dashboard).routes()
+    empty = _client(dashboard).get("/pool")
+    assert empty.status_code == 200 and 'id="no-pool"' in empty.text
+
+    with_pool(dashboard, pool)
+    routes = [r for r in dashboard.starlette.routes if getattr(r, "path", None) == "/pool"]
+    assert len(routes) == 1  # served once, whoever registered it
+    store.log(judgments=[_manual("q1", "<x>", 2)])
+    page = _client(dashboard).get("/pool").text
+    assert "1 of 3 pooled pairs" in page
+    assert '<progress id="pool-progress" max="3" value="1">' in page
+    assert re.search(r'data-run="1">.*?<td class="num">2</td><td class="num">1</td>', page, re.S)
+    assert re.search(r'data-rank="2">.*?<td class="num">1</td><td class="num">1</td>', page, re.S)
+    annotate = _client(dashboard).get("/annotate").text
+    assert "from the pool of run #2 (rank 1)" in annotate  # the first unlabelled pair
+    assert 'data-query="q2" data-doc="a&#34;b"' in annotate
