@@ -331,7 +331,7 @@
               },
             },
             scales: {
-              x: { title: { display: true, text: "run, oldest first" }, grid: { color: grid } },
+              x: { title: { display: true, text: "run, oldest first" }, grid: { color: grid }, offset: single },
               y: Object.assign({ grid: { color: grid } }, y),
             },
           },
