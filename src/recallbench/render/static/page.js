@@ -859,6 +859,7 @@
     const caret = focusName && typeof active.selectionStart === "number" ? active.selectionStart : null;
     app.replaceChildren(...[renderers[view]()].flat(3).filter((node) => node));
     app.dataset.view = view;
+    app.parentElement.dataset.view = view; // on <main> too: the tests wait for main[data-view]
     if (focusName) {
       const again = app.querySelector(`[name="${focusName}"]`);
       if (again) { again.focus(); if (caret !== null && again.setSelectionRange) again.setSelectionRange(caret, caret); }
@@ -874,4 +875,7 @@
   if (scheme.addEventListener) scheme.addEventListener("change", () => { themeCharts(); render(); });
 
   render();
+  // the first view is drawn, charts included (they are made in microtasks of the render):
+  // the browser tests time the page up to here
+  requestAnimationFrame(() => performance.mark("recallbench:rendered"));
 })();
