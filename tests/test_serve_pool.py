@@ -331,6 +331,8 @@ def test_serve_pool_options_are_checked(recorded: tuple[Path, str]) -> None:
         ([*base, "one"], "'one' is not a valid integer"),
         ([*base, "1", "--pool-depth", "0"], "--pool-depth"),
         ([*base, "1", "--pool-order", "best"], "--pool-order"),
+        (["--pool-depth", "5"], "--pool-depth and --pool-order apply with --pool RUN_ID only"),
+        (["--pool-order", "depth"], "apply with --pool RUN_ID only"),
     ]:
         code, output = _serve(recorded[1], *args)
         assert code == 2 and said in output, output

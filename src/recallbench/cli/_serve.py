@@ -131,6 +131,8 @@ def serve(
         raise ConfigError(
             f"the token (--token or ${TOKEN_ENV}) may hold letters, digits and . _ ~ - only"
         )
+    if not pool_runs and _given("pool_depth", "pool_order"):
+        raise ConfigError("--pool-depth and --pool-order apply with --pool RUN_ID only")
     dataset = None
     if dataset_spec is not None:
         from recallbench.datasets import load_dataset
@@ -165,3 +167,12 @@ def serve(
             flush=True,
         )
         uvicorn.Server(config).run(sockets=[listener])
+
+
+def _given(*names: str) -> bool:
+    """Whether any of these options was given on the command line (not its default)."""
+    context = click.get_current_context()
+    return any(
+        context.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
+        for name in names
+    )
