@@ -1,6 +1,12 @@
 """The dashboard as a Starlette application: pages rendered on the server from Jinja2
-templates, a little vendored-free JavaScript for the keyboard and Chart.js (the copy the
-HTML reports vendor) for trends. Every request goes through :class:`TokenGate`.
+templates, one static script (``serve.js``: the keyboard, the side panel, filters and sort)
+and Chart.js (the copy the HTML reports vendor) for trends. No page holds an inline script
+or style (the Content-Security-Policy allows none): data for the scripts travels in JSON
+blocks. Every request goes through :class:`TokenGate`, which adds the security headers.
+
+Regression debugging reads the runs' recorded folders (:mod:`._regression`): one query side
+by side at ``/compare/query?a=&b=&q=`` (one run's at ``/runs/ID/query?q=``), the report page
+of `recallbench compare` at ``/compare/full``.
 
 Store calls are blocking (SQLAlchemy Core): GET pages are plain functions, which Starlette
 runs in its thread pool; POST handlers read the form and then do the same.
@@ -27,6 +33,7 @@ from recallbench.serve import _regression, _views
 from recallbench.serve._annotation import ANNOTATOR_COOKIE, Annotation
 from recallbench.serve._auth import CSP, TokenGate
 from recallbench.serve._labels import GRADE_WORDS
+from recallbench.serve._pool_pages import PoolPages
 from recallbench.serve._queue import Queue
 
 if TYPE_CHECKING:
@@ -99,6 +106,7 @@ class Dashboard:
             Route("/telemetry/{query_id:path}", self.telemetry_query),
             Route("/feedback", self.feedback),
             *Annotation(self).routes(),
+            *PoolPages(self).routes(),
             Route("/static/{name}", self.static),
         ]
         self.starlette = Starlette(routes=routes)
