@@ -261,3 +261,35 @@ def test_undoing_a_second_adjudication_puts_the_first_back(store: Store) -> None
     note = note_of(carol.post("/undo", data={"next": "adjudicate"}).text)
     assert note.endswith("it is a conflict again"), note  # carol's undo still finds hers
     assert manual(store) == []
+
+
+def test_m011_makes_the_manual_labels_already_stored_their_annotators_labels(
+    db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store at m010 holding manual judgments (one naming no annotator) is upgraded: each
+    becomes its annotator's label, with a ``label`` event at its time, and stays resolved."""
+    from recallbench.store import _migrations
+
+    with monkeypatch.context() as patched:
+        patched.setattr(_migrations, "MIGRATIONS", _migrations.MIGRATIONS[:10])
+        with open_store(db_url) as old:
+            old.log(
+                judgments=[
+                    Judgment("q1", "d1", grade=2, source="manual", created_at=T0, annotator="zoe"),
+                    Judgment("q1", "d2", grade=0, source="manual", created_at=T0),
+                    Judgment("q1", "d3", grade=1, source="llm", created_at=T0, annotator="m"),
+                ]
+            )
+    with open_store(db_url) as store:
+        assert labels_of(store) == [("q1", "d1", "zoe", 2), ("q1", "d2", "unknown", 0)]
+        assert [
+            (e.doc_id, e.action, e.new_grade, e.created_at) for e in store.annotation_history()
+        ] == [
+            ("d1", "label", 2, T0),
+            ("d2", "label", 0, T0),
+        ]
+        store.write_label("q1", "d1", "alice", 2, None)
+        assert [(j.doc_id, j.grade, j.annotator) for j in store.judgments(source="manual")] == [
+            ("d1", 2, "alice+zoe"),
+            ("d2", 0, None),  # untouched until someone labels it here
+        ]

@@ -40,6 +40,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     false,
+    select,
 )
 from sqlalchemy import inspect as inspect_db
 
@@ -601,9 +602,16 @@ def m011_annotations(connection: Connection) -> None:
         Index("ix_annotation_events_pair", "workspace_id", "query_id", "doc_id", "created_at"),
     )
     metadata.create_all(connection)
-    rows = connection.exec_driver_sql(
-        "SELECT workspace_id, query_id, doc_id, grade, annotator, created_at FROM judgments "
-        "WHERE source = 'manual'"
+    judged = _judgments(MetaData(), "judgments", ("manual",))  # read through m002's types
+    rows = connection.execute(
+        select(
+            judged.c.workspace_id,
+            judged.c.query_id,
+            judged.c.doc_id,
+            judged.c.grade,
+            judged.c.annotator,
+            judged.c.created_at,
+        ).where(judged.c.source == "manual")
     ).all()
     labels = [
         {
