@@ -208,6 +208,23 @@ def test_compare_writes_comparison_html_with_every_paired_query(bench: Path) -> 
     [other] = [label for label in data["labels"] if label != data["comparison"]["baseline"]]
     assert row["classes"][other]["class"] in {"identical", "minor", "major", "incompatible"}
     assert data["texts"] == {}  # a dataset that is not bundled: ids only, no texts
+    # what changed, query by query, as report/_what_changed.py computes it
+    changed = data["what_changed"][other]["mrr@10"]
+    assert changed["compared"] == 12
+    assert changed["worse_count"] + changed["better_count"] + changed["unchanged"] == 12
+    assert sum(c["compared"] for c in changed["categories"]) == 12  # one category each
+    deltas = [abs(c["delta"]) for c in changed["worse"]]
+    assert deltas == sorted(deltas, reverse=True)
+    for side in changed["worse"] + changed["better"]:
+        assert side["delta"] == pytest.approx(side["second"] - side["first"], abs=1e-5)
+
+
+def test_missing_and_non_finite_values_are_none_on_the_page() -> None:
+    from recallbench.render._html import _round
+
+    assert _round(None) is None
+    assert _round(float("nan")) is None and _round(float("inf")) is None
+    assert _round(0.1234567891) == 0.123457
 
 
 def test_vendored_chart_library_is_recorded() -> None:

@@ -64,7 +64,7 @@ def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def rich_run(queries: int, seed: int = 0) -> tuple[Dataset, Run]:
+def rich_run(queries: int, seed: int = 0, categories: int = 4) -> tuple[Dataset, Run]:
     """A dataset and a run with everything report.md can show: categories and intents,
     two retrieval channels, failed queries, and relevant memories not returned."""
     rng = random.Random(seed)
@@ -77,7 +77,7 @@ def rich_run(queries: int, seed: int = 0) -> tuple[Dataset, Run]:
                 {
                     "id": f"q{n}",
                     "text": f"question {n}?",
-                    "category": f"c{n % 4}",
+                    "category": f"c{n % categories}",
                     "intent": f"i{n % 3}",
                 }
                 for n in range(queries)
@@ -188,6 +188,36 @@ def test_report_html_has_every_section_and_table_of_report_md(out: Path, browser
     assert "rich-system" in glance and "failures" in glance and "worst category" in glance
     assert re.search(r"95% CI \[\d\.\d{3}, \d\.\d{3}\]", glance)
     assert "nan" not in page.inner_text("main").lower().split()
+    assert page.errors == []
+
+
+def test_comparison_shows_what_changed(out: Path, browser: Any) -> None:
+    page = _open(browser, out / "comparison" / "comparison.html")
+    glance = page.inner_text("section.glance")
+    assert re.search(r"\d+ worse · \d+ better", glance)
+    page.click("[role=tab][data-view=changes]")
+    assert page.locator("main h2").first.inner_text().startswith("What changed: builtin-hybrid")
+    _until(page, "document.querySelectorAll('canvas').length >= 2")
+    titles = page.locator("section.figure h3").all_inner_texts()
+    assert any(t.startswith("Δ ndcg@10 per query") for t in titles), titles
+    worse = page.locator("tr.changed-row").first
+    query = worse.get_attribute("data-id")
+    worse.click()
+    page.wait_for_selector("#detail")
+    assert page.inner_text("#detail h2").startswith(f"{query}:")
+    assert page.errors == []
+
+
+def test_one_point_has_a_sensible_axis(tmp_path: Path, browser: Any) -> None:
+    dataset, run = rich_run(20, categories=1)
+    report = build_report(dataset, run, parse_measures(["ndcg@10"]))
+    write_outputs(tmp_path, run, report, dataset)
+    page = _open(browser, tmp_path / "report.html")
+    axis = page.evaluate(
+        "() => { const c = Chart.getChart(document.querySelector('canvas')); "
+        "return [c.data.labels.length, c.scales.y.min, c.scales.y.max]; }"
+    )
+    assert axis == [1, 0, 1]  # a score in [0, 1] on its whole scale, not 0.993-1.000
     assert page.errors == []
 
 

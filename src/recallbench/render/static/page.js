@@ -221,7 +221,7 @@
       data: {
         labels,
         datasets: [{ label: "mean with 95% interval", data: means, showLine: false, pointRadius: 5, pointHoverRadius: 6,
-          backgroundColor: colour("--accent"), borderColor: fg, errorBars: bars }],
+          backgroundColor: colour("--accent"), borderColor: fg, errorBars: bars, clip: 8 }],
       },
       options: {
         layout: { padding: { left: 4, right: 12 } },
@@ -485,10 +485,10 @@
           ["made", `${s.created_at} by recallbench ${s.recallbench_version}` + (s.git_revision ? ` (${s.git_revision.slice(0, 12)})` : "")],
         ]),
         meansTable(),
-        el("ul", { className: "muted notes" }, [s.interval_method, ...DATA.sections.interval_notes].filter((t) => t).map((t) => el("li", {}, t))),
+        el("ul", { className: "muted notes" }, DATA.sections.interval_notes.map((t) => el("li", {}, t))),
         el("ul", {}, DATA.sections.distributions.map((t) => el("li", {}, t))),
-        withIntervals.length > 1 ? intervalChart("Means with their 95% intervals", withIntervals.map((m) => m.name),
-          withIntervals.map((m) => DATA.means[m.name]), withIntervals.map((m) => DATA.intervals[m.name])) : null,
+        withIntervals.length > 1 ? el("div", { className: "narrow" }, intervalChart("Means with their 95% intervals", withIntervals.map((m) => m.name),
+          withIntervals.map((m) => DATA.means[m.name]), withIntervals.map((m) => DATA.intervals[m.name]))) : null,
         agentMemorySection(),
         stabilitySection(),
         sessionSection(),
