@@ -189,11 +189,10 @@ class Queue:
     def state(self, query_id: str, doc_id: str) -> PairState:
         """Every label of the pair and its adjudication, as the store has them now."""
         key = (query_id, doc_id)
-        rows = self.store.labels(withdrawn=True, pair=key)
         found = self.store.adjudications(withdrawn=True, pair=key)
-        adjudication = found[0] if found else None
-        current = tuple(row for row in rows if row.grade is not None)
-        return PairState(key, current, adjudication, pair_version(rows, adjudication))
+        return _pair_state(
+            key, self.store.labels(withdrawn=True, pair=key), found[0] if found else None
+        )
 
     def own(self, annotator: str, query_id: str, doc_id: str) -> Label | None:
         """The annotator's label row of the pair (grade None: withdrawn), if any."""
@@ -245,14 +244,14 @@ class Queue:
     def conflicts(self) -> list[PairState]:
         """The pairs whose annotators disagree and no one adjudicated, in queue order."""
         self.refresh()
-        grades: dict[tuple[str, str], set[int | None]] = {}
-        for label in self.store.labels():
-            grades.setdefault(label.key, set()).add(label.grade)
-        adjudicated = {label.key for label in self.store.adjudications()}
-        keys = [k for k, found in grades.items() if len(found) > 1 and k not in adjudicated]
+        rows: dict[tuple[str, str], list[Label]] = {}
+        for label in self.store.labels(withdrawn=True):
+            rows.setdefault(label.key, []).append(label)
+        adjudications = {a.key: a for a in self.store.adjudications(withdrawn=True)}
+        states = [_pair_state(key, found, adjudications.get(key)) for key, found in rows.items()]
         order = {key: index for index, key in enumerate(self._by_key)}
-        keys.sort(key=lambda k: (order.get(k, len(order)), k))
-        return [self.state(*key) for key in keys]
+        found = [state for state in states if state.conflict]
+        return sorted(found, key=lambda state: (order.get(state.key, len(order)), state.key))
 
     def pending_adjudication(self, annotator: str) -> tuple[PairState | None, int]:
         """The next conflict ``annotator`` has not skipped, and how many conflicts remain
@@ -441,6 +440,11 @@ class Queue:
                 Action("prefer", (item.item,), replaced=earlier[0] if earlier else None)
             )
         return preference
+
+
+def _pair_state(key: tuple[str, str], rows: list[Label], adjudication: Label | None) -> PairState:
+    current = tuple(row for row in rows if row.grade is not None)
+    return PairState(key, current, adjudication, pair_version(rows, adjudication))
 
 
 def _check_grade(grade: int) -> None:
