@@ -182,7 +182,10 @@ def test_a_query_list_by_keyboard_only(
     page.wait_for_selector("#panel:not([hidden]) .sides")
     box = page.locator("#panel").bounding_box()
     assert box is not None and box["x"] == 0 and box["width"] == 390
+    assert page.evaluate("() => document.querySelector('main').inert")  # a modal drawer
+    assert page.get_attribute("#panel", "aria-modal") == "true"
     page.keyboard.press("Escape")
+    assert not page.evaluate("() => document.querySelector('main').inert")
     assert page.evaluate(row_id) == chosen
     assert problems == []
     context.close()
@@ -222,9 +225,16 @@ def test_sort_by_delta_and_filters(browser: Any, served: tuple[str, list[str], l
         page.locator("#shown-count").inner_text()
         == f"{len(directions)} of " + str(page.locator("#per-query tbody tr").count()) + " queries"
     )
+    page.select_option("#filter-direction", "")
+    page.fill("#filter-threshold", "0.2")
+    big = page.eval_on_selector_all(
+        "#per-query tbody tr:not(.filtered-out)", "rows => rows.map(r => r.cells[3].dataset.delta)"
+    )
+    assert big and all(abs(float(d)) >= 0.2 for d in big)
     page.reload()  # the filters are kept in the URL
     settle(page)
     assert page.input_value("#filter-category") == category
+    assert page.input_value("#filter-threshold") == "0.2"
     assert problems == []
     context.close()
 

@@ -252,6 +252,7 @@ def compare(store: Store, first_id: int, second_id: int, dataset: Dataset | None
         rows=rows,
         queries=queries,
         what_changed=summary,
+        higher_is_better=dict(zip(measures, better, strict=True)),
         categories=sorted({str(g["category"]) for g in groups.values() if g["category"]}),
         intents=sorted({str(g["intent"]) for g in groups.values() if g["intent"]}),
         only_first=len(set(a) - set(b)),

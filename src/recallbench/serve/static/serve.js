@@ -74,10 +74,18 @@
   const panelTitle = document.getElementById("panel-title");
   const panelBody = document.getElementById("panel-body");
   let opener = null;
+  // On a narrow screen the panel covers the page: a modal drawer, the page behind it inert.
+  const narrow = window.matchMedia("(max-width: 900px)");
+  const behind = function (modal) {
+    document.querySelectorAll("body > header, body > main, body > footer").forEach((e) => { e.inert = modal; });
+    if (panel) panel.setAttribute("aria-modal", modal ? "true" : "false");
+  };
+  narrow.addEventListener("change", function () { if (panel && !panel.hidden) behind(narrow.matches); });
   const closePanel = function () {
     if (panel.hidden) return;
     panel.hidden = true;
     document.body.classList.remove("panel-open");
+    behind(false);
     document.querySelectorAll("tr.open").forEach((r) => r.classList.remove("open"));
     if (opener && document.contains(opener)) opener.focus({ preventScroll: true });
     boxes(main);
@@ -90,6 +98,7 @@
     panelBody.textContent = "";
     panel.hidden = false;
     document.body.classList.add("panel-open");
+    behind(narrow.matches);
     panelTitle.focus({ preventScroll: true });
     fetch(url, { credentials: "same-origin" })
       .then((response) => response.text())
@@ -174,12 +183,18 @@
       intent: document.getElementById("filter-intent"),
       direction: document.getElementById("filter-direction"),
     };
+    const threshold = document.getElementById("filter-threshold");
     const update = function () {
       table.classList.toggle("different-only", only.checked);
       const rows = table.querySelectorAll("tbody tr");
+      const least = parseFloat(threshold.value);
       let shown = 0;
       rows.forEach(function (row) {
         let out = only.checked && row.dataset.differs === "no";
+        if (least > 0) {  // the first measure's change: at least this large either way
+          const delta = row.cells[3] ? row.cells[3].dataset.delta : "";
+          if (delta === "" || delta === undefined || Math.abs(parseFloat(delta)) < least) out = true;
+        }
         for (const name in pick) {
           if (pick[name] && pick[name].value && row.dataset[name] !== pick[name].value) out = true;
         }
@@ -192,6 +207,7 @@
       const state = new URLSearchParams();
       if (only.checked) state.set("different", "1");
       for (const name in pick) if (pick[name] && pick[name].value) state.set(name, pick[name].value);
+      if (least > 0) state.set("at-least", threshold.value);
       const plain = location.pathname + location.search;
       const hash = state.toString();
       history.replaceState(null, "", hash ? plain + "#" + (hash === "different=1" ? "different" : hash) : plain);
@@ -202,6 +218,8 @@
       if (pick[name] && saved.get(name)) pick[name].value = saved.get(name);
       if (pick[name]) pick[name].addEventListener("change", update);
     }
+    if (saved.get("at-least")) threshold.value = saved.get("at-least");
+    threshold.addEventListener("input", update);
     only.addEventListener("change", update);
     update();
 
