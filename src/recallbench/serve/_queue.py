@@ -46,7 +46,7 @@ from recallbench.serve._labels import (
 )
 from recallbench.serve._pairwise_items import PairwiseItem, cut, log_items, shadow_items
 from recallbench.serve._preferences import Preference, Preferred
-from recallbench.store._annotations_store import Label, StaleWrite
+from recallbench.store._annotations_store import UNKNOWN, Label, StaleWrite
 
 if TYPE_CHECKING:
     from recallbench.core import Dataset
@@ -147,8 +147,8 @@ class Queue:
             found.setdefault(label.key, set()).add(label.annotator)
         for judgment in self.store.judgments(source="manual"):
             key = (judgment.query_id, judgment.doc_id)
-            if key not in found and "(adjudicated)" not in (judgment.annotator or ""):
-                found[key] = {judgment.annotator or "unknown"}
+            if key not in found:
+                found[key] = {judgment.annotator or UNKNOWN}
         return found
 
     def _state(self, annotator: str) -> _Annotator:
