@@ -203,11 +203,11 @@
     let low = Math.min(...finite), high = Math.max(...finite);
     if (kind === "delta") {
       const reach = Math.max(Math.abs(low), Math.abs(high), 1e-3) * 1.15;
-      return { min: -reach, max: reach };
+      return { suggestedMin: -reach, suggestedMax: reach };
     }
     if (low >= 0 && high <= 1) return { min: 0, max: 1 };
     const pad = (high - low) * 0.1 || Math.abs(high) * 0.1 || 1;
-    return { min: low >= 0 ? Math.max(0, low - pad) : low - pad, max: high + pad };
+    return { suggestedMin: low >= 0 ? Math.max(0, low - pad) : low - pad, suggestedMax: high + pad };
   }
 
   // means as points with their intervals as error bars
