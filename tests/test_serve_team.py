@@ -293,3 +293,13 @@ def test_m011_makes_the_manual_labels_already_stored_their_annotators_labels(
             ("d1", 2, "alice+zoe"),
             ("d2", 0, None),  # untouched until someone labels it here
         ]
+
+
+def test_the_command_refuses_fewer_than_one_label_per_pair() -> None:
+    from click.testing import CliRunner
+
+    from recallbench.cli._serve import serve
+
+    result = CliRunner().invoke(serve, ["--labels-per-pair", "0"])
+    assert result.exit_code == 2 and "--labels-per-pair" in result.output
+    assert "0 is not in the range 1<=x<=20" in result.output
