@@ -259,6 +259,11 @@ def test_the_query_log_filters_as_you_type(
     page.locator("table.log tbody tr").first.focus()
     page.keyboard.press("Enter")
     page.wait_for_selector("#panel:not([hidden]) ol.results")
+    page.goto(origin(url) + "/feedback")  # a kind applies as soon as it is picked
+    with page.expect_navigation():
+        page.select_option("select[name=kind]", "re_search")
+    assert page.url.endswith("?kind=re_search")
+    assert page.locator("table.list tbody tr").count() == 1
     assert problems == []
     context.close()
 

@@ -264,6 +264,12 @@
     });
   }
 
+  // A form marked data-auto applies a choice as soon as it is made (its button stays, for
+  // the keyboard and without script).
+  document.querySelectorAll("form[data-auto] select").forEach(function (select) {
+    select.addEventListener("change", function () { select.form.requestSubmit(); });
+  });
+
   // -- the query log filters as you type --------------------------------------------------
   const search = document.getElementById("log-q");
   const results = document.getElementById("log-results");
