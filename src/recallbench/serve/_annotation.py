@@ -84,15 +84,14 @@ class Annotation:
         the others labelled it once one did, and relabel it)."""
         queue, who = self.dashboard.queue, self.dashboard.who(request)
         pair, left, total = queue.pending(who)
-        asked = request.query_params.get("query_id"), request.query_params.get("doc_id")
-        chosen = asked[0] is not None and asked[1] is not None
-        if asked[0] is not None and asked[1] is not None:
-            try:
-                pair = queue.pair(asked[0], asked[1])
-            except ConfigError as error:
-                return self.dashboard.back("/annotate", str(error))
-        last = None if chosen else queue.last_labelled(who)
-        return self._page(request, pair, left, total, None, last=last)
+        query_id, doc_id = request.query_params.get("query_id"), request.query_params.get("doc_id")
+        if query_id is None or doc_id is None:
+            return self._page(request, pair, left, total, None, last=queue.last_labelled(who))
+        try:
+            pair = queue.pair(query_id, doc_id)
+        except ConfigError as error:
+            return self.dashboard.back("/annotate", str(error))
+        return self._page(request, pair, left, total, None)
 
     def _page(
         self,
