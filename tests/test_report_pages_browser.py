@@ -278,6 +278,11 @@ def test_no_serious_accessibility_violation(out: Path, browser: Any, dark: bool)
             page.click(f"[role=tab][data-view={view}]")
             page.wait_for_timeout(50)
             assert violations(page) == [], (path.name, view, "dark" if dark else "light")
+            rows = page.locator("tr[data-id]")
+            if view == "queries" and rows.count():  # and a query opened, hits and texts
+                rows.first.click()
+                page.wait_for_selector("#detail")
+                assert violations(page) == [], (path.name, "detail", "dark" if dark else "light")
         page.context.close()
 
 

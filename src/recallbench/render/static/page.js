@@ -515,7 +515,7 @@
       }
       figures.push(histogramChart(`Distribution of ${measure} over the queries`, DATA.queries.map((q) => q.values[measure]), HISTOGRAM_BINS, measure));
       figures.push(histogramChart("Latency (ms)", DATA.queries.map((q) => q.latency), 20, "milliseconds"));
-      return [el("div", { className: "controls" }, select("measure", "measure", measureOptions(DATA.measures))), el("div", { className: "grid" }, figures)];
+      return [el("h2", {}, `Charts of ${measure}`), el("div", { className: "controls" }, select("measure", "measure", measureOptions(DATA.measures))), el("div", { className: "grid" }, figures)];
     },
 
     queries() {
@@ -732,6 +732,7 @@
         if (mine.length) figures.push(intervalChart(`Δ ${measure} by ${grouping}`, mine.map((r) => `${r.group} · ${r.system}`), mine.map((r) => r.delta), mine.map((r) => r.ci), "Δ", "delta"));
       }
       return [
+        el("h2", {}, `Δ ${measure} by group`),
         el("div", { className: "controls" }, select("measure", "measure", measureOptions(measures), measure)),
         el("div", { className: "grid" }, figures),
         table(["by", "group", "system", "n", "baseline", "system", "Δ", "CI", "p adj.", "verdict", "W/T/L"], rows.map((r) => el("tr", {},
