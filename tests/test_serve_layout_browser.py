@@ -162,22 +162,42 @@ def test_a_query_list_by_keyboard_only(
     for _ in range(30):
         page.keyboard.press("j")
     chosen = page.evaluate(row_id)
-    before = page.evaluate("() => window.scrollY")
-    assert before > 0  # the list scrolled with the focus
+    place = "() => Math.round(document.activeElement.getBoundingClientRect().top)"
+    assert page.evaluate("() => window.scrollY") > 0  # the list scrolled with the focus
+    before = page.evaluate(place)
     page.keyboard.press("Enter")
     page.wait_for_selector("#panel:not([hidden]) .sides")
     assert page.locator("#panel-title").inner_text() != "Loading…"
     assert page.locator("#panel .side").count() == 2
     assert page.locator("#panel ol.ranked li").count() > 0
-    assert page.evaluate("() => window.scrollY") == before
+    # the list kept its place: the row where it was on the screen
+    assert (
+        page.evaluate(
+            "() => Math.round(document.querySelector('tr.open').getBoundingClientRect().top)"
+        )
+        == before
+    )
+    page.locator("#per-query tbody tr.open").focus()  # back to the list: j shows the next
+    page.keyboard.press("j")
+    following = page.evaluate(row_id)
+    page.wait_for_function(
+        "q => document.querySelector('#panel #query-sides')?.dataset.query === q", arg=following
+    )
+    assert page.evaluate(row_id) == following  # the focus stayed on the list
+    page.keyboard.press("k")
+    page.wait_for_function(
+        "q => document.querySelector('#panel #query-sides')?.dataset.query === q", arg=chosen
+    )
     panel_box = page.locator("#panel").bounding_box()
     assert panel_box is not None and panel_box["x"] > 600  # beside the list, not over it
     page.keyboard.press("Escape")
     assert page.locator("#panel").is_hidden()
     assert page.evaluate(row_id) == chosen  # focus back on the row
-    assert page.evaluate("() => window.scrollY") == before
+    assert page.evaluate(place) == before
     # the same on a narrow screen: a drawer over the list, the list's place kept
     page.set_viewport_size({"width": 390, "height": 844})
+    page.evaluate("() => document.activeElement.scrollIntoView({block: 'center'})")
+    before = page.evaluate(place)
     page.keyboard.press("Enter")
     page.wait_for_selector("#panel:not([hidden]) .sides")
     box = page.locator("#panel").bounding_box()
@@ -187,6 +207,7 @@ def test_a_query_list_by_keyboard_only(
     page.keyboard.press("Escape")
     assert not page.evaluate("() => document.querySelector('main').inert")
     assert page.evaluate(row_id) == chosen
+    assert page.evaluate(place) == before
     assert problems == []
     context.close()
 

@@ -81,28 +81,47 @@
     if (panel) panel.setAttribute("aria-modal", modal ? "true" : "false");
   };
   narrow.addEventListener("change", function () { if (panel && !panel.hidden) behind(narrow.matches); });
+  // The list keeps its place: the row stays where it was on the screen when the panel,
+  // opening or closing, narrows or widens the page beside it.
+  const steady = function (row, change) {
+    const top = row && document.contains(row) ? row.getBoundingClientRect().top : null;
+    change();
+    if (top !== null) window.scrollBy(0, row.getBoundingClientRect().top - top);
+  };
   const closePanel = function () {
     if (panel.hidden) return;
-    panel.hidden = true;
-    document.body.classList.remove("panel-open");
+    steady(opener, function () {
+      panel.hidden = true;
+      document.body.classList.remove("panel-open");
+    });
     behind(false);
     document.querySelectorAll("tr.open").forEach((r) => r.classList.remove("open"));
-    if (opener && document.contains(opener)) opener.focus({ preventScroll: true });
+    if (opener && document.contains(opener)) {
+      opener.focus({ preventScroll: true });
+      const box = opener.getBoundingClientRect();
+      if (box.bottom < 0 || box.top > window.innerHeight) opener.scrollIntoView({ block: "nearest" });
+    }
     boxes(main);
   };
-  const openPanel = function (url, from) {
+  let loading = 0;
+  const openPanel = function (url, from, stay) {
+    // stay: the focus stays on the row (j/k with the panel open shows the next query)
     opener = from;
+    const mine = ++loading;
     document.querySelectorAll("tr.open").forEach((r) => r.classList.remove("open"));
     if (from && from.tagName === "TR") from.classList.add("open");
     panelTitle.textContent = "Loading…";
     panelBody.textContent = "";
-    panel.hidden = false;
-    document.body.classList.add("panel-open");
+    steady(from, function () {
+      panel.hidden = false;
+      document.body.classList.add("panel-open");
+    });
     behind(narrow.matches);
-    panelTitle.focus({ preventScroll: true });
+    if (!stay) panelTitle.focus({ preventScroll: true });
     fetch(url, { credentials: "same-origin" })
       .then((response) => response.text())
       .then(function (text) {
+        if (mine !== loading) return;  // a later query was opened meanwhile
         const page = new DOMParser().parseFromString(text, "text/html");
         const content = page.querySelector("main");
         const heading = content && content.querySelector(".panel-heading, h2");
@@ -166,7 +185,7 @@
           row.tabIndex = -1;
           next.tabIndex = 0;
           next.focus();
-          if (!panel.hidden) openPanel(next.dataset.href, next);
+          if (!panel.hidden) openPanel(next.dataset.href, next, true);
         }
       });
     });
