@@ -106,6 +106,10 @@ def test_no_page_is_wider_than_the_window(
         for path in paths:
             response = page.goto(origin(url) + path)
             assert response is not None and response.status < 500, (path, response)
+            headers = response.headers
+            assert "frame-ancestors 'none'" in headers["content-security-policy"], path
+            assert headers["x-frame-options"] == "DENY", path
+            assert headers["x-content-type-options"] == "nosniff", path
             settle(page)
             sizes = page.evaluate(
                 "() => [document.documentElement.scrollWidth, window.innerWidth, window.__csp]"
