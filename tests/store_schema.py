@@ -21,6 +21,7 @@ MIGRATIONS = [
     (8, "m008_shadow_tests"),
     (9, "m009_store_marker"),
     (10, "m010_interleaved_credited"),
+    (11, "m011_annotations"),
 ]
 
 # ---------------------------------------------------------------- SQLite
@@ -253,6 +254,39 @@ SQLITE_COLUMNS = {
         ("recallbench_version", "TEXT", 1, None, 0),
         ("marked_at", "DATETIME", 1, None, 0),
     ],
+    # m011
+    "annotations": [
+        ("id", "INTEGER", 1, None, 1),
+        ("workspace_id", "TEXT", 1, "'default'", 0),
+        ("query_id", "TEXT", 1, None, 0),
+        ("doc_id", "TEXT", 1, None, 0),
+        ("annotator", "TEXT", 1, None, 0),
+        ("grade", "INTEGER", 0, None, 0),
+        ("version", "INTEGER", 1, None, 0),
+        ("updated_at", "DATETIME", 1, None, 0),
+    ],
+    "adjudications": [
+        ("id", "INTEGER", 1, None, 1),
+        ("workspace_id", "TEXT", 1, "'default'", 0),
+        ("query_id", "TEXT", 1, None, 0),
+        ("doc_id", "TEXT", 1, None, 0),
+        ("adjudicator", "TEXT", 1, None, 0),
+        ("grade", "INTEGER", 0, None, 0),
+        ("version", "INTEGER", 1, None, 0),
+        ("updated_at", "DATETIME", 1, None, 0),
+    ],
+    "annotation_events": [
+        ("id", "INTEGER", 1, None, 1),
+        ("workspace_id", "TEXT", 1, "'default'", 0),
+        ("query_id", "TEXT", 1, None, 0),
+        ("doc_id", "TEXT", 1, None, 0),
+        ("annotator", "TEXT", 1, None, 0),
+        ("action", "TEXT", 1, None, 0),
+        ("adjudication", "BOOLEAN", 1, None, 0),
+        ("old_grade", "INTEGER", 0, None, 0),
+        ("new_grade", "INTEGER", 0, None, 0),
+        ("created_at", "DATETIME", 1, None, 0),
+    ],
 }
 
 SQLITE_INDEXES = {
@@ -305,6 +339,24 @@ SQLITE_INDEXES = {
         "ix_session_outcomes_session": (0, "c", ["workspace_id", "session_id"]),
     },
     "recallbench_store": {},
+    # m011
+    "annotations": {
+        "sqlite_autoindex_annotations_1": (
+            1,
+            "u",
+            ["workspace_id", "query_id", "doc_id", "annotator"],
+        ),
+    },
+    "adjudications": {
+        "sqlite_autoindex_adjudications_1": (1, "u", ["workspace_id", "query_id", "doc_id"]),
+    },
+    "annotation_events": {
+        "ix_annotation_events_pair": (
+            0,
+            "c",
+            ["workspace_id", "query_id", "doc_id", "created_at"],
+        ),
+    },
 }
 
 RUN_FK = [("eval_runs", "run_id", "id", "NO ACTION", "CASCADE")]
@@ -327,6 +379,9 @@ SQLITE_FOREIGN_KEYS = {
     "feature_flags": [],
     "session_outcomes": [],
     "recallbench_store": [],
+    "annotations": [],
+    "adjudications": [],
+    "annotation_events": [],
 }
 
 SQLITE_CHECKS = {
@@ -346,6 +401,10 @@ SQLITE_CHECKS = {
     "ck_session_outcomes_value": "outcome IS NOT NULL OR success IS NOT NULL",
     # m009
     "ck_recallbench_store_one_row": "id = 1",
+    # m011
+    "ck_annotations_grade": "grade BETWEEN 0 AND 3",
+    "ck_adjudications_grade": "grade BETWEEN 0 AND 3",
+    "ck_annotation_events_action": "action IN ('label', 'relabel', 'withdraw', 'adjudicate')",
 }
 
 SQLITE_STORAGE = {
@@ -368,6 +427,9 @@ SQLITE_STORAGE = {
     "feature_flags": "rowid",
     "session_outcomes": "rowid",
     "recallbench_store": "rowid",
+    "annotations": "rowid",
+    "adjudications": "rowid",
+    "annotation_events": "rowid",
 }
 
 
@@ -651,6 +713,39 @@ POSTGRES_COLUMNS = {
         ("recallbench_version", "text", "NO", None),
         ("marked_at", TS, "NO", None),
     ],
+    # m011
+    "annotations": [
+        _serial("annotations"),
+        WS,
+        ("query_id", "text", "NO", None),
+        ("doc_id", "text", "NO", None),
+        ("annotator", "text", "NO", None),
+        ("grade", "integer", "YES", None),
+        ("version", "integer", "NO", None),
+        ("updated_at", TS, "NO", None),
+    ],
+    "adjudications": [
+        _serial("adjudications"),
+        WS,
+        ("query_id", "text", "NO", None),
+        ("doc_id", "text", "NO", None),
+        ("adjudicator", "text", "NO", None),
+        ("grade", "integer", "YES", None),
+        ("version", "integer", "NO", None),
+        ("updated_at", TS, "NO", None),
+    ],
+    "annotation_events": [
+        _serial("annotation_events"),
+        WS,
+        ("query_id", "text", "NO", None),
+        ("doc_id", "text", "NO", None),
+        ("annotator", "text", "NO", None),
+        ("action", "text", "NO", None),
+        ("adjudication", "boolean", "NO", None),
+        ("old_grade", "integer", "YES", None),
+        ("new_grade", "integer", "YES", None),
+        ("created_at", TS, "NO", None),
+    ],
 }
 
 
@@ -761,6 +856,27 @@ POSTGRES_INDEXES = {
     "recallbench_store": {
         "recallbench_store_pkey": _btree("recallbench_store_pkey", "recallbench_store", "id", True)
     },
+    # m011
+    "annotations": {
+        "annotations_pkey": _btree("annotations_pkey", "annotations", "id", True),
+        "uq_annotations_label": _btree(
+            "uq_annotations_label", "annotations", "workspace_id, query_id, doc_id, annotator", True
+        ),
+    },
+    "adjudications": {
+        "adjudications_pkey": _btree("adjudications_pkey", "adjudications", "id", True),
+        "uq_adjudications_pair": _btree(
+            "uq_adjudications_pair", "adjudications", "workspace_id, query_id, doc_id", True
+        ),
+    },
+    "annotation_events": {
+        "annotation_events_pkey": _btree("annotation_events_pkey", "annotation_events", "id", True),
+        "ix_annotation_events_pair": _btree(
+            "ix_annotation_events_pair",
+            "annotation_events",
+            "workspace_id, query_id, doc_id, created_at",
+        ),
+    },
 }
 
 RUN_FK_PG = "FOREIGN KEY (run_id) REFERENCES eval_runs(id) ON DELETE CASCADE"
@@ -867,11 +983,33 @@ POSTGRES_CONSTRAINTS = {
         "recallbench_store_pkey": ("p", "PRIMARY KEY (id)"),
         "ck_recallbench_store_one_row": ("c", "CHECK ((id = 1))"),
     },
+    # m011
+    "annotations": {
+        "annotations_pkey": ("p", "PRIMARY KEY (id)"),
+        "ck_annotations_grade": ("c", "CHECK (((grade >= 0) AND (grade <= 3)))"),
+        "uq_annotations_label": ("u", "UNIQUE (workspace_id, query_id, doc_id, annotator)"),
+    },
+    "adjudications": {
+        "adjudications_pkey": ("p", "PRIMARY KEY (id)"),
+        "ck_adjudications_grade": ("c", "CHECK (((grade >= 0) AND (grade <= 3)))"),
+        "uq_adjudications_pair": ("u", "UNIQUE (workspace_id, query_id, doc_id)"),
+    },
+    "annotation_events": {
+        "annotation_events_pkey": ("p", "PRIMARY KEY (id)"),
+        "ck_annotation_events_action": (
+            "c",
+            "CHECK ((action = ANY (ARRAY['label'::text, 'relabel'::text, 'withdraw'::text, "
+            "'adjudicate'::text])))",
+        ),
+    },
 }
 
 POSTGRES_SEQUENCES = [
     # (name, data_type): the serial ids are 64-bit
     ("ab_tests_id_seq", "bigint"),
+    ("adjudications_id_seq", "bigint"),
+    ("annotation_events_id_seq", "bigint"),
+    ("annotations_id_seq", "bigint"),
     ("eval_runs_id_seq", "bigint"),
     ("feature_flags_id_seq", "bigint"),
     ("feedback_events_id_seq", "bigint"),

@@ -8,11 +8,10 @@ import math
 
 import numpy as np
 import pytest
+from statsmodels.stats import inter_rater
 
 from recallbench.core import ConfigError
 from recallbench.stats._fleiss import fleiss_kappa, rating_counts
-
-inter_rater = pytest.importorskip("statsmodels.stats.inter_rater")
 
 
 @pytest.mark.parametrize("seed", range(40))

@@ -256,3 +256,33 @@ def test_labels_made_in_the_queue_reach_the_calibration(tmp_path: Path) -> None:
     for grade in made.values():  # the judge answers people's grades: all on the diagonal
         assert matrix[grade][grade] >= 1
     assert sum(map(sum, matrix)) == len(people)
+
+
+def test_a_team_exports_its_resolved_labels_or_each_annotator_their_own(tmp_path: Path) -> None:
+    """Labels kept per annotator: by default a pair enters with the grade its annotators
+    agreed on, a conflict is left out and counted; --annotator takes that person's own."""
+    path = tmp_path / "dataset.json"
+    path.write_text(_dataset().model_dump_json(), encoding="utf-8")
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    with open_store(url) as store:
+        store.write_label("q3", "m4", "alice", 2, None)
+        store.write_label("q3", "m4", "bob", 2, None)
+        store.write_label("q3", "m5", "alice", 3, None)
+        store.write_label("q3", "m5", "bob", 0, None)
+    out = tmp_path / "team.json"
+    result = _export("--dataset", str(path), "--store", url, "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert "1 manual labels (1 new" in result.output
+    assert "1 pairs whose annotators disagree left out" in result.output
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["qrels"]["q3"] == {"m4": 2}
+    assert data["label_sources"]["q3"]["m4"]["by"] == "alice+bob"
+
+    mine = tmp_path / "alice.json"
+    result = _export(
+        "--dataset", str(path), "--store", url, "--annotator", "alice", "--out", str(mine)
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(mine.read_text(encoding="utf-8"))
+    assert data["qrels"]["q3"] == {"m4": 2, "m5": 3}
+    assert {s["by"] for s in data["label_sources"]["q3"].values()} == {"alice"}

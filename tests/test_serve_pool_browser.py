@@ -14,7 +14,6 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +23,10 @@ from axe import violations
 from headless_browser import SCREENSHOTS, launched_browser
 from recallbench.datasets import DEFAULT_DATASET, load_dataset
 from recallbench.serve._pool import Pool, read_pooled_runs
-from recallbench.store import Judgment, open_store
+from recallbench.store import open_store
 from served_dashboard import serving
 
 LABELS = 6
-AUTHOR = "dataset-author"
 
 
 @pytest.fixture(scope="module")
@@ -71,16 +69,8 @@ def test_label_the_pool_of_two_runs(browser: Any, tmp_path: Path) -> None:
     with open_store(store_url) as store:
         ids = [run.id for run in store.runs()]
         assert len(ids) == 2
+        # the queue offers the pool before the dataset's own (already judged) pairs
         pool = Pool(dataset, read_pooled_runs(store, ids, dataset), depth=10)
-        # the dataset's own pairs were labelled already (the queue offers them before a
-        # pool's): what is left to label is the pool
-        store.log(
-            judgments=[
-                Judgment(query, doc, grade, "manual", datetime.now(UTC), annotator=AUTHOR)
-                for query, judged in dataset.qrels.items()
-                for doc, grade in judged.items()
-            ]
-        )
     expected = [entry.key for entry in pool.entries[:LABELS]]
     pooled = len(pool.entries)
     both = [e for e in pool.entries[:LABELS] if len(e.ranks) == 2]

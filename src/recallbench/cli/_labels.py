@@ -24,10 +24,13 @@ Examples:
   recallbench labels export --dataset golden.json --store sqlite:///ci/history.db \\
       --annotator alice --annotator bob --out golden-labelled.json
   recallbench judge calibrate --dataset labelled.json     # the judge against people
-Each label enters qrels with label_sources {source: manual, by: ANNOTATOR}. The dataset
-authors' own grades are kept; a person's label replaces a judge's (llm) or a harvest's;
-several annotators of one pair give the lower median of their grades. The file is written
-whole or not at all, after the dataset it holds is validated.
+By default each pair's resolved label enters qrels: the grade its annotators agreed on
+(by: alice+bob) or the adjudicated one (by: carol (adjudicated)); pairs in conflict are
+left out and counted. With --annotator, those annotators' own labels (several of one
+pair give the lower median of their grades). Each label enters qrels with label_sources
+{source: manual, by: ...}. The dataset authors' own grades are kept; a person's label
+replaces a judge's (llm) or a harvest's. The file is written whole or not at all, after
+the dataset it holds is validated.
 """,
 )
 @click.option(
@@ -44,7 +47,7 @@ whole or not at all, after the dataset it holds is validated.
     "annotators",
     multiple=True,
     metavar="NAME",
-    help="Only this annotator's labels (repeatable). Default: everyone's.",
+    help="This annotator's own labels (repeatable). Default: each pair's resolved label.",
 )
 @click.option(
     "--out",
@@ -66,15 +69,36 @@ def export(
     from recallbench.core._files import atomic_write_text
     from recallbench.datasets import load_dataset
     from recallbench.datasets._json_v1 import dump_json_dataset, validated_dataset
-    from recallbench.judges._manual_labels import MANUAL, with_manual_labels
-    from recallbench.store import open_store
+    from recallbench.judges._manual_labels import with_manual_labels
+    from recallbench.store import Judgment, open_store
+    from recallbench.store._telemetry import JudgmentSource
+
+    MANUAL: JudgmentSource = "manual"
 
     dataset = load_dataset(dataset_spec)
     with open_store(store_url, workspace) as store:
-        found = store.judgments(source=MANUAL)
+        resolved = store.judgments(source=MANUAL)
+        given = [label for label in store.labels() if label.grade is not None]
         where = f"{store.url} (workspace {workspace!r})"
     if annotators:
-        found = [label for label in found if label.annotator in annotators]
+        # their own labels; a manual judgment a script wrote (no label kept for its
+        # pair) counts as its annotator's
+        labelled = {label.key for label in given}
+        found = [
+            Judgment(*label.key, label.grade, MANUAL, label.updated_at, annotator=label.annotator)
+            for label in given
+            if label.annotator in annotators and label.grade is not None
+        ] + [
+            judgment
+            for judgment in resolved
+            if judgment.annotator in annotators
+            and (judgment.query_id, judgment.doc_id) not in labelled
+        ]
+        conflicts = 0
+    else:
+        found = resolved
+        settled = {(label.query_id, label.doc_id) for label in resolved}
+        conflicts = len({label.key for label in given} - settled)
     if not found:
         who = f" by {', '.join(annotators)}" if annotators else ""
         raise ConfigError(
@@ -92,4 +116,10 @@ def export(
         f"{result.kept_authors} pairs kept the dataset authors' grade "
         f"({result.differing_authors} graded differently by people); "
         f"{result.unknown} labels of queries or memories {dataset.name} does not hold left out"
+        + (
+            f"; {conflicts} pairs whose annotators disagree left out (resolve them at "
+            "/adjudicate in `recallbench serve`)"
+            if conflicts
+            else ""
+        )
     )

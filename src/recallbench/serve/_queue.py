@@ -1,10 +1,11 @@
 """The annotation queue: (query, memory) pairs to grade 0-3 one at a time, conflicts to
 adjudicate, and pairs of rankings of one query to compare blind.
 
-Graded pairs come from the query log (every logged result, in logging order, then rank),
-with ``--dataset`` from the dataset (per query in its order: the pairs the LLM judge
-labelled in the store first, so that every human label also measures the judge, then the
-pairs the dataset's authors judged), and from more ``sources`` (the judging pool of runs).
+Graded pairs come first from more ``sources`` (the judging pool of runs, in the pool's
+order: what someone asked to have judged), then from the query log (every logged result,
+in logging order, then rank), then with ``--dataset`` from the dataset (per query in its
+order: the pairs the LLM judge labelled in the store first, so that every human label also
+measures the judge, then the pairs the dataset's authors judged).
 
 Each annotator labels a pair once (their label is kept apart from the others', see
 :mod:`recallbench.store._annotations_store`): a pair leaves *their* queue once they labelled
@@ -124,11 +125,12 @@ class Queue:
         if not force and time.monotonic() - self._read_at < REFRESH_SECONDS:
             return
         log = self.store.query_log()
-        pairs = list(_log_pairs(log))
+        # the sources first: pairs someone asked to have judged (--pool) come before the
+        # query log's and the dataset's, which are there to check labels already given
+        pairs = [pair for source in self.sources for pair in source()]
+        pairs.extend(_log_pairs(log))
         if self.dataset is not None:
             pairs.extend(_dataset_pairs(self.dataset, self.store))
-        for source in self.sources:
-            pairs.extend(source())
         by_key: dict[tuple[str, str], Pair] = {}
         for pair in pairs:
             by_key.setdefault(pair.key, pair)
