@@ -612,7 +612,8 @@
       const rows = comparison.comparisons.map((r) => el("tr", {}, el("td", {}, r.system), el("td", {}, r.measure), num(String(r.n)),
         num(fmt(r.mean_baseline, 4)), num(fmt(r.mean_system, 4)), num(signed(r.delta, 4)),
         num(r.ci ? `[${signed(r.ci.low, 4)}, ${signed(r.ci.high, 4)}]` : "–", r.not_available || "fewer than 2 queries"), num(r.ci_level ? `${(100 * r.ci_level).toFixed(2)}%` : "–", "no interval"),
-        num(`${fmt(r.p_randomisation, 4)} / ${fmt(r.p_adjusted.randomisation, 4)}`), verdictCell(r),
+        r.p_randomisation === null ? el("td", { className: "num" }, na(r.not_available || "not tested: fewer than 2 paired queries"))
+          : num(`${fmt(r.p_randomisation, 4)} / ${fmt(r.p_adjusted.randomisation, 4)}`), verdictCell(r),
         num(`${r.wins}/${r.ties}/${r.losses}`), num(fmt(r.mde, 3), r.not_available || "not available")));
       const tested = comparison.comparisons.filter((r) => r.ci);
       const ranks = comparison.rank_differences.map((d) => el("tr", {}, el("td", {}, d.system), num(String(d.k)),
@@ -768,7 +769,8 @@
         const key = `m${index}`;
         const measure = names.includes(state[key]) ? state[key] : names[0];
         const rows = board.systems.map((s) => el("tr", {}, num(s.rank.label), el("td", {}, el("a", { href: s.href }, s.system)),
-          names.map((m) => num(`${fmt(s.means[m], 3)} ${ci(s.intervals[m])}`)),
+          names.map((m) => (missingValue(s.means[m]) ? el("td", { className: "num" }, na("no query in this measure's population"))
+            : num(`${fmt(s.means[m], 3)} ${ci(s.intervals[m])}`))),
           num(fmt(s.latency_p50, 2), "not recorded"), num(String(s.failed)), el("td", {}, s.scores ? "yes" : "no")));
         return el("section", { className: "board" },
           el("h2", {}, `${board.dataset.name} ${board.dataset.version}`),
