@@ -72,3 +72,22 @@ def test_counts_add_up_and_swapping_swaps(
     assert all(abs(c.delta) > 0 for c in forward.worse + forward.better)
     deltas = [abs(c.delta) for c in forward.worse]
     assert deltas == sorted(deltas, reverse=True)
+
+
+def test_comparison_md_says_what_changed_per_system() -> None:
+    from recallbench.compare import compare_inputs
+    from recallbench.render import render_comparison_markdown
+    from test_report_html import _dataset, _run
+
+    dataset = _dataset(40, 120, 40)
+    first, second = _run(dataset, seed=1), _run(dataset, seed=2)
+    second = second.model_copy(update={"spec": second.spec.model_copy(update={"system": "b"})})
+    compared, comparison = compare_inputs([first, second], ["mrr@10", "recall@10"], dataset=dataset)
+    text = render_comparison_markdown(comparison, compared)
+    section = text.split("## What changed: b vs synthetic", 1)[1].split("\n## ", 1)[0]
+    assert "- mrr@10: of 40 paired queries," in section
+    assert "- recall@10: of 40 paired queries," in section
+    assert "### By category (mrr@10)" in section and "| c0 |" in section
+    assert "### Got worse (mrr@10), largest first" in section
+    assert "### Got better (mrr@10), largest first" in section
+    assert "## What changed" not in render_comparison_markdown(comparison)  # values not given
