@@ -11,7 +11,6 @@ from starlette.routing import Route
 from recallbench.serve._pool import Pool
 
 if TYPE_CHECKING:
-    from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import Response
 
@@ -44,10 +43,11 @@ class PoolPages:
         pool = pool_of(self.dashboard.queue)
         progress = None
         if pool is not None:
-            labelled = {
-                (label.query_id, label.doc_id)
-                for label in self.dashboard.store.judgments(source=MANUAL)
-            }
+            # a pair counts once anyone labelled it: a conflict, or a pair waiting for
+            # more annotators under --labels-per-pair, has people's labels already
+            store = self.dashboard.store
+            labelled = {(j.query_id, j.doc_id) for j in store.judgments(source=MANUAL)}
+            labelled |= {label.key for label in store.labels() if label.grade is not None}
             progress = pool.progress(labelled)
         return self.dashboard.page(request, "pool.html.j2", pool=pool, progress=progress)
 
@@ -57,13 +57,6 @@ def pool_of(queue: Queue) -> Pool | None:
     return next((source for source in queue.sources if isinstance(source, Pool)), None)
 
 
-class _Served(Dashboard, Protocol):
-    starlette: Starlette
-
-
-def with_pool(dashboard: _Served, pool: Pool) -> None:
-    """Queue the pool's pairs, and serve ``/pool`` when the dashboard does not yet."""
+def with_pool(dashboard: Dashboard, pool: Pool) -> None:
+    """Queue the pool's pairs (``/pool`` shows their progress)."""
     dashboard.queue.sources.append(pool)
-    routes = dashboard.starlette.router.routes
-    if not any(getattr(route, "path", None) == "/pool" for route in routes):
-        routes[:0] = PoolPages(dashboard).routes()
