@@ -141,6 +141,14 @@ def test_what_changed_tops_the_comparison(
     assert re.search(r'data-delta="-0\.\d+"', page)
     assert 'aria-sort="none"' in page and 'class="sort"' in page
     assert "/compare/full?a=" in page
+    recall = what_changed(
+        {q.id: q.values.get("recall@10") for q in a.queries},
+        {q.id: q.values.get("recall@10") for q in b.queries},
+        {},
+    )
+    chosen = text(web.get(f"/compare?a={first}&b={second}&m=recall@10").text)
+    assert "What changed on recall@10" in chosen
+    assert f"{len(recall.worse)} quer" in chosen and f"{len(recall.better)} better" in chosen
 
 
 def test_a_folder_that_is_gone(folders: tuple[str, Path, list[int]], tmp_path: Path) -> None:

@@ -161,7 +161,8 @@ class Dashboard:
         except ValueError:
             return self.page(request, "compare.html.j2", runs=runs, data=None, full=False)
         try:
-            data = _views.compare(self.store, first, second, self.dataset)
+            focus = request.query_params.get("m", "")
+            data = _views.compare(self.store, first, second, self.dataset, focus)
         except ConfigError as error:
             return self.missing(request, str(error))
         sources = [_regression.source(self.store, run_id) for run_id in (first, second)]

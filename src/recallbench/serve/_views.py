@@ -180,10 +180,17 @@ def _query_texts(dataset: Dataset | None, sha256: str) -> dict[str, str]:
     return {query.id: query.text for query in dataset.queries}
 
 
-def compare(store: Store, first_id: int, second_id: int, dataset: Dataset | None) -> dict[str, Any]:
+def compare(
+    store: Store,
+    first_id: int,
+    second_id: int,
+    dataset: Dataset | None,
+    focus: str = "",
+) -> dict[str, Any]:
     """Two runs on the queries both scored: per measure the paired difference (second -
     first) with its interval, the randomisation test (Holm over the measures) and wins /
-    ties / losses; and every query's values side by side."""
+    ties / losses; every query's values side by side; and what changed on the ``focus``
+    measure (the first when it names none of theirs)."""
     from recallbench.compare._family import verdict
     from recallbench.stats._multiple import adjust
     from recallbench.stats._paired import PairedSettings, paired_results
@@ -246,7 +253,7 @@ def compare(store: Store, first_id: int, second_id: int, dataset: Dataset | None
                 "differs": differs,
             }
         )
-    summary = _what_changed(a, b, measures, better, groups)
+    summary = _what_changed(a, b, measures, better, groups, focus)
     out.update(
         measures=measures,
         rows=rows,
@@ -284,20 +291,22 @@ def _what_changed(
     measures: list[str],
     better: list[bool],
     groups: dict[str, dict[str, Any]],
+    focus: str,
 ) -> dict[str, Any] | None:
-    """The queries that got worse and better on the first measure, grouped by category
-    (``report._what_changed``); None without a measure."""
+    """The queries that got worse and better on the ``focus`` measure (else the first),
+    grouped by category (``report._what_changed``); None without a measure."""
     from recallbench.report._what_changed import what_changed
 
     if not measures:
         return None
-    measure = measures[0]
+    index = measures.index(focus) if focus in measures else 0
+    measure = measures[index]
     categories = {q: [g["category"]] if g.get("category") else [] for q, g in groups.items()}
     found = what_changed(
         {q: v.get(measure) for q, v in first.items()},
         {q: v.get(measure) for q, v in second.items()},
         categories,
-        higher_is_better=better[0],
+        higher_is_better=better[index],
     )
     return {"measure": measure, **asdict(found)}
 
