@@ -6,6 +6,10 @@ style and the vendored Chart.js (``static/``) inlined, and its data embedded as 
 ``file://`` with no network. The data is escaped so that no text in it (a memory, a query)
 can close the element: every ``<``, ``>`` and ``&`` becomes a JSON ``\\u`` escape.
 
+report.html shows every section of report.md (the sections' texts come from the same
+functions of ``_markdown.py``) under an at-a-glance block; comparison.html adds, per system
+and measure, what changed query by query (:mod:`recallbench.report._what_changed`).
+
 Memory texts come from the dataset when the caller has it; they are cut to fit a budget
 (``TEXT_BUDGET`` characters over all memories shown) so that a page over thousands of
 queries and long memories (LongMemEval sessions) stays well under 5 MB.
