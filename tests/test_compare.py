@@ -266,3 +266,11 @@ def test_a_measure_with_its_own_population_compares_only_its_queries(runs: Path)
         assert f"false_surface (the same on all {surface['n']} queries)" in " ".join(
             printed.split()
         )
+
+
+def test_comparison_md_says_what_changed_per_query(compared: tuple[str, dict, str]) -> None:  # type: ignore[type-arg]
+    """`compare --out` writes comparison.md with the queries that got worse and better."""
+    _, document, markdown = compared
+    assert "## What changed: builtin-hybrid vs builtin-lexical" in markdown
+    n = document["comparisons"][0]["n"]
+    assert f"- ndcg@10: of {n} paired queries, " in markdown

@@ -147,7 +147,7 @@ def compare(
     if out_dir is not None:
         written = {
             out_dir / "comparison.json": comparison.model_dump_json(indent=2) + "\n",
-            out_dir / "comparison.md": render_comparison_markdown(comparison),
+            out_dir / "comparison.md": render_comparison_markdown(comparison, compared),
             out_dir / "comparison.html": render_comparison_html(
                 comparison, compared, dataset_for_texts(comparison.dataset, dataset_spec)
             ),
