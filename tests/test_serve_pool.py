@@ -374,19 +374,13 @@ def _client(dashboard: Any) -> Any:
 
 def test_the_pool_page_shows_progress_and_says_when_there_is_no_pool(store: Store) -> None:
     from recallbench.serve import Dashboard
-    from recallbench.serve._pool_pages import PoolPages, with_pool
 
     dataset = _dataset({"q1": {"mem 1": 3}})
     pool = Pool(dataset, [_run(1, {"q1": ["mem 1", "<x>", "3"]}), _run(2, {"q2": ['a"b']})], 3)
-    dashboard = Dashboard(store, "t", annotator="alice")  # the queue: the pool alone
-    if not any(getattr(r, "path", None) == "/pool" for r in dashboard.starlette.routes):
-        dashboard.starlette.router.routes[:0] = PoolPages(dashboard).routes()
-    empty = _client(dashboard).get("/pool")
+    empty = _client(Dashboard(store, "t", annotator="alice")).get("/pool")
     assert empty.status_code == 200 and 'id="no-pool"' in empty.text
 
-    with_pool(dashboard, pool)
-    routes = [r for r in dashboard.starlette.routes if getattr(r, "path", None) == "/pool"]
-    assert len(routes) == 1  # served once, whoever registered it
+    dashboard = Dashboard(store, "t", annotator="alice", sources=[pool])  # the pool alone
     store.log(judgments=[_manual("q1", "<x>", 2)])
     page = _client(dashboard).get("/pool").text
     assert "1 of 3 pooled pairs" in page

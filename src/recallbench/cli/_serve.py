@@ -152,12 +152,14 @@ def serve(
             from recallbench.serve._pool import stored_pool
 
             pool = stored_pool(store, pool_runs, dataset, pool_depth, pool_order)
-        dashboard = Dashboard(store, token, annotator=annotator, dataset=dataset)
-        dashboard.queue.labels_per_pair = labels_per_pair
-        if pool is not None:
-            from recallbench.serve._pool_pages import with_pool
-
-            with_pool(dashboard, pool)
+        dashboard = Dashboard(
+            store,
+            token,
+            annotator=annotator,
+            dataset=dataset,
+            labels_per_pair=labels_per_pair,
+            sources=[pool] if pool is not None else [],
+        )
         config = uvicorn.Config(dashboard.app, log_level="warning", timeout_graceful_shutdown=2)
         url = f"http://{HOST}:{bound}/"
         print(

@@ -15,6 +15,7 @@ runs in its thread pool; POST handlers read the form and then do the same.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -34,7 +35,7 @@ from recallbench.serve._annotation import ANNOTATOR_COOKIE, Annotation
 from recallbench.serve._auth import CSP, TokenGate
 from recallbench.serve._labels import GRADE_WORDS
 from recallbench.serve._pool_pages import PoolPages
-from recallbench.serve._queue import Queue
+from recallbench.serve._queue import Pair, Queue
 
 if TYPE_CHECKING:
     from recallbench.core import Dataset
@@ -88,11 +89,13 @@ class Dashboard:
         token: str,
         annotator: str | None = None,
         dataset: Dataset | None = None,
+        labels_per_pair: int = 1,
+        sources: Sequence[Callable[[], Iterable[Pair]]] = (),
     ) -> None:
         self.store = store
         self.dataset = dataset
         self.annotator = annotator
-        self.queue = Queue(store, dataset)
+        self.queue = Queue(store, dataset, sources, labels_per_pair)
         self.templates = _templates()
         routes = [
             Route("/", self.home),

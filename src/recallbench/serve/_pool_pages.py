@@ -55,8 +55,3 @@ class PoolPages:
 def pool_of(queue: Queue) -> Pool | None:
     """The judging pool among the queue's sources, if there is one."""
     return next((source for source in queue.sources if isinstance(source, Pool)), None)
-
-
-def with_pool(dashboard: Dashboard, pool: Pool) -> None:
-    """Queue the pool's pairs (``/pool`` shows their progress)."""
-    dashboard.queue.sources.append(pool)
