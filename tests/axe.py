@@ -14,6 +14,8 @@ import pytest
 
 AXE = Path(__file__).resolve().parents[1] / ".cache" / "axe" / "node_modules" / "axe-core"
 SERIOUS = ("serious", "critical")
+COLOURS = ("color-contrast", "link-in-text-block")
+"""The rules a colour scheme changes: enough to check a page again in dark mode."""
 
 
 def _script() -> str:
@@ -26,12 +28,18 @@ def _script() -> str:
     return path.read_text(encoding="utf-8")
 
 
-def violations(page: Any, impacts: tuple[str, ...] = SERIOUS) -> list[str]:
-    """The page's axe violations of these impacts, one line each: rule, impact, the first
-    few offending elements."""
-    page.add_script_tag(content=_script())
+def violations(
+    page: Any, impacts: tuple[str, ...] = SERIOUS, rules: tuple[str, ...] | None = None
+) -> list[str]:
+    """The page's axe violations of these impacts (of these ``rules`` only, when given),
+    one line each: rule, impact, the first few offending elements."""
+    if not page.evaluate("() => typeof window.axe === 'object'"):  # once a document
+        page.add_script_tag(content=_script())
+    options: dict[str, Any] = {"resultTypes": ["violations"]}
+    if rules is not None:
+        options["runOnly"] = {"type": "rule", "values": list(rules)}
     found = page.evaluate(
-        "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
+        "async (options) => (await axe.run(document, options)).violations", options
     )
     lines = []
     for violation in found:

@@ -32,11 +32,13 @@ Examples:
   recallbench serve --dataset agent-memory-sample --pool 3 --pool 5   # judging pool
 Open the URL printed at start: it carries the token (?token=...), which the browser then
 keeps in a cookie; without the token every request is refused (403). Only 127.0.0.1
-listens. Pages: runs and trends, compare two runs, shadow tests, the query log and
-feedback, the annotation queue (keys 0-3 grade, s skips, u undoes), blind pairwise
-comparison (keys 1, 2, =) and the judge's agreement with people (kappa, confusion matrix).
-Labels go to the store's judgments table as source manual, with the annotator's name;
-pairwise choices to its pairwise_preferences table.
+listens. Pages: runs and trends, two runs compared (what changed, each query's two lists
+side by side), shadow tests, the query log and feedback, the annotation queue (keys 0-3
+grade, s skips, u undoes your own last action), blind pairwise comparison (keys 1, 2, =),
+agreement (people with each other: Cohen's and Fleiss' kappa; the judge with people),
+adjudication of conflicts, and the judging pool's progress. Each annotator's label is kept
+with its history; a pair's agreed or adjudicated label is its manual judgment (export it
+with `recallbench labels export`); pairwise choices go to pairwise_preferences.
 """,
 )
 @store_option
