@@ -19,9 +19,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parent / "images"
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+from screenshots import ARGS, CHROMIUM, OUT
+from screenshots import shoot as screenshot
+
 WIDTHS = {1440: 900, 390: 844}
 MAX_HEIGHT = {1440: 2000, 390: 2400}
 SYSTEMS = ["builtin-lexical", "builtin-hybrid"]
@@ -50,11 +50,7 @@ def write_pages(folder: Path) -> None:
 
 
 def shoot(page: object, name: str, width: int) -> None:
-    path = OUT / f"{name}.png"
-    height = page.evaluate("() => document.documentElement.scrollHeight")  # type: ignore[attr-defined]
-    clip = {"x": 0, "y": 0, "width": width, "height": min(height, MAX_HEIGHT[width])}
-    page.screenshot(path=str(path), full_page=True, clip=clip)  # type: ignore[attr-defined]
-    print(f"wrote {path.relative_to(OUT.parent.parent)} ({path.stat().st_size // 1024} KB)")
+    screenshot(page, OUT / f"{name}.png", width, MAX_HEIGHT[width])
 
 
 def main() -> None:

@@ -8,6 +8,8 @@ they fail."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -52,3 +54,13 @@ def launched_browser() -> Iterator[Any]:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
         yield browser
         browser.close()
+
+
+def recallbench(arguments: list[str]) -> str:
+    """The command in a process of its own (its output): in this one, the browser of
+    another module's tests may hold the running event loop that asyncio.run refuses."""
+    done = subprocess.run(
+        [sys.executable, "-m", "recallbench", *arguments], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout

@@ -7,8 +7,6 @@ tests skip with one line, unless RECALLBENCH_REQUIRE_BROWSER=1, where they fail.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from headless_browser import SCREENSHOTS, launched_browser
+from headless_browser import SCREENSHOTS, launched_browser, recallbench
 from recallbench.core import Dataset, Run
 from recallbench.core._run import Hit, QueryResult, RunSpec
 from recallbench.measures import parse_measures
@@ -31,24 +29,15 @@ def browser() -> Iterator[Any]:
     yield from launched_browser()
 
 
-def _recallbench(arguments: list[str]) -> None:
-    """The command in a process of its own: in this one, a browser of another module's
-    tests may hold the running event loop the command's asyncio.run would refuse."""
-    done = subprocess.run(
-        [sys.executable, "-m", "recallbench", *arguments], capture_output=True, text=True
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-
-
 @pytest.fixture(scope="module")
 def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Two systems on the bundled dataset (reports and a leaderboard), and their comparison."""
     out = tmp_path_factory.mktemp("html")
     systems = ["--system", "builtin-lexical", "--system", "builtin-hybrid"]
-    _recallbench(["run", *systems, *MEASURES, "--out", str(out), "-q"])
+    recallbench(["run", *systems, *MEASURES, "--out", str(out), "-q"])
     inputs = [str(out / "builtin-lexical"), str(out / "builtin-hybrid")]
     compare = ["compare", *inputs, "--out", str(out / "comparison"), "-q"]
-    _recallbench(compare)
+    recallbench(compare)
     return out
 
 

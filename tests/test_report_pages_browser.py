@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import random
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from itertools import pairwise
 from pathlib import Path
@@ -22,7 +20,7 @@ from typing import Any
 import pytest
 
 from axe import COLOURS, violations
-from headless_browser import launched_browser
+from headless_browser import launched_browser, recallbench
 from recallbench.core import Dataset, Run
 from recallbench.core._run import Hit, QueryResult, RunSpec
 from recallbench.measures import parse_measures
@@ -45,15 +43,6 @@ def browser() -> Iterator[Any]:
     yield from launched_browser()
 
 
-def _recallbench(arguments: list[str]) -> None:
-    """The command in a process of its own: in this one, a browser of another module's
-    tests may hold the running event loop the command's asyncio.run would refuse."""
-    done = subprocess.run(
-        [sys.executable, "-m", "recallbench", *arguments], capture_output=True, text=True
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-
-
 @pytest.fixture(scope="module")
 def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Two systems on the bundled dataset, their leaderboard and comparison, and one report
@@ -61,9 +50,9 @@ def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("pages")
     systems = ["--system", "builtin-lexical", "--system", "builtin-hybrid"]
     measures = ["-m", "ndcg@10", "-m", "recall@10", "-m", "mrr@10"]
-    _recallbench(["run", *systems, *measures, "--out", str(out), "-q"])
+    recallbench(["run", *systems, *measures, "--out", str(out), "-q"])
     inputs = [str(out / "builtin-lexical"), str(out / "builtin-hybrid")]
-    _recallbench(["compare", *inputs, "--out", str(out / "comparison"), "-q"])
+    recallbench(["compare", *inputs, "--out", str(out / "comparison"), "-q"])
     dataset, run = rich_run(80)
     report = build_report(dataset, run, parse_measures(["ndcg@10", "recall@10", "mrr@10"]))
     assert report.counts.failed and report.channels is not None and report.breakdowns
