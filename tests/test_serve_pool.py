@@ -390,3 +390,44 @@ def test_the_pool_page_shows_progress_and_says_when_there_is_no_pool(store: Stor
     annotate = _client(dashboard).get("/annotate").text
     assert "from the pool of run #2 (rank 1)" in annotate  # the first unlabelled pair
     assert 'data-query="q2" data-doc="a&#34;b"' in annotate
+
+
+def _benchmark() -> Any:
+    """benchmarks/pool_order_validity.py as a module."""
+    import importlib.util
+    import sys
+
+    folder = Path(__file__).resolve().parents[1] / "benchmarks"
+    sys.path.insert(0, str(folder))
+    try:
+        spec = importlib.util.spec_from_file_location(
+            "pool_order_validity", folder / "pool_order_validity.py"
+        )
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # its dataclasses look their module up
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(folder))
+    return module
+
+
+def test_both_orders_beat_random_labelling_and_disagreement_wins_on_overlapping_runs() -> None:
+    """The validity benchmark, small: after labelling a quarter of the pool, the difference
+    of two runs errs less in depth or disagreement order than in a random one; on two runs
+    that share most of their ranking, disagreement errs less than depth."""
+    import numpy as np
+
+    benchmark = _benchmark()
+    error: dict[tuple[str, str], float] = {}
+    for scenario in benchmark.SCENARIOS:
+        if scenario.name not in ("close", "overlap"):
+            continue
+        rng = np.random.default_rng(1)
+        cells = [benchmark.replicate(rng, scenario) for _ in range(30)]
+        for order in benchmark.ORDERS:
+            error[(scenario.name, order)] = float(np.mean([c[(order, 0.25)][1] for c in cells]))
+    for name in ("close", "overlap"):
+        assert error[(name, "depth")] < error[(name, "random")], error
+        assert error[(name, "disagreement")] < error[(name, "random")], error
+    assert error[("overlap", "disagreement")] < 0.8 * error[("overlap", "depth")], error
