@@ -22,8 +22,9 @@ from recallbench.cli import main
 from recallbench.core import ConfigError, Dataset, Document, Query, Run
 from recallbench.datasets import DEFAULT_DATASET, load_dataset
 from recallbench.report import Report
-from recallbench.serve._pool import Pool, PooledRun, _rankings, discount, read_pooled_runs
+from recallbench.serve._pool import Pool, PooledRun, discount, read_pooled_runs
 from recallbench.serve._queue import Queue
+from recallbench.serve._rankings import recorded_rankings
 from recallbench.store import Judgment, Store, open_store
 
 ODD = ("mem 1", "mém/2", 'a"b', "<x>", "3", "03", "Ω")
@@ -354,7 +355,7 @@ def test_recorded_runs_are_read_from_their_folders(recorded: tuple[Path, str]) -
     assert {run_id for entry in pool.entries for run_id in entry.ranks} == {1, 2}
     # a folder holding only report.json: its first 20 results
     report = Report.model_validate_json((tmp_path / "a" / "report.json").read_text("utf-8"))
-    first = _rankings(tmp_path / "a" / "report.json")
+    first = recorded_rankings(tmp_path / "a" / "report.json")
     assert first[report.queries[0].id] == tuple(report.queries[0].returned)
     assert first[report.queries[0].id] == lexical.rankings[report.queries[0].id][:20]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from recallbench.report._escape import md_code, md_text
 from recallbench.report._model import Interval, Report
@@ -22,21 +23,42 @@ DETAIL_TITLES = {
 }
 
 
-def agent_memory_markdown(report: Report) -> list[str]:
-    """Targets met or missed, then per query the memories missed; nothing when the report
-    has no agent-memory measure with a target or details."""
-    targeted = []
+@dataclass(frozen=True, slots=True)
+class Target:
+    """One measure of the report that the design sets a target for, met or missed."""
+
+    measure: str
+    value: float | None
+    interval: str
+    """Its interval as text, or why it has none."""
+    target: str
+    """``>= 0.7``"""
+    verdict: str
+    """``met``, ``missed`` or ``–`` (no value)."""
+
+
+def targets(report: Report) -> list[Target]:
+    """The report's measures with a target (report.md and report.html show the same)."""
+    found = []
     for info in report.measures:
         family = info.name.partition("@")[0]
         if family in TARGETS:
             sign, test, target = TARGETS[family]
             value = report.means.get(info.name)
             verdict = "–" if value is None else ("met" if test(value, target) else "missed")
-            shown = "–" if value is None else f"{value:.4f}"
             interval = _bounds(report.intervals.get(info.name))
-            targeted.append(
-                f"| {info.name} | {shown} | {interval} | {sign} {target:g} | {verdict} |"
-            )
+            found.append(Target(info.name, value, interval, f"{sign} {target:g}", verdict))
+    return found
+
+
+def agent_memory_markdown(report: Report) -> list[str]:
+    """Targets met or missed, then per query the memories missed; nothing when the report
+    has no agent-memory measure with a target or details."""
+    targeted = [
+        f"| {t.measure} | {'–' if t.value is None else f'{t.value:.4f}'} | {t.interval} "
+        f"| {t.target} | {t.verdict} |"
+        for t in targets(report)
+    ]
     if not targeted and not report.details:
         return []
     lines = ["", "## Agent memory", ""]

@@ -28,8 +28,7 @@ from typing import TYPE_CHECKING, Literal
 from recallbench._version import __version__
 from recallbench.core import ConfigError, Dataset, Run
 from recallbench.datasets import DEFAULT_DATASET, load_dataset
-from recallbench.render._agent_memory import DETAIL_TITLES, TARGETS
-from recallbench.render._agent_memory import _bounds as target_bounds
+from recallbench.render._agent_memory import DETAIL_TITLES, targets
 from recallbench.render._markdown import (
     CHANNEL_HEADER,
     _distribution,
@@ -231,23 +230,17 @@ def _sections(report: Report) -> dict[str, object]:
 
 def _agent_memory(report: Report) -> dict[str, object] | None:
     """The targets of report.md's agent-memory section and the memories each query missed."""
-    targets = []
-    for info in report.measures:
-        family = info.name.partition("@")[0]
-        if family in TARGETS:
-            sign, test, target = TARGETS[family]
-            value = report.means.get(info.name)
-            verdict = "–" if value is None else ("met" if test(value, target) else "missed")
-            targets.append(
-                {
-                    "measure": info.name,
-                    "value": _round(value),
-                    "interval": target_bounds(report.intervals.get(info.name)),
-                    "target": f"{sign} {target:g}",
-                    "verdict": verdict,
-                }
-            )
-    if not targets and not report.details:
+    shown = [
+        {
+            "measure": t.measure,
+            "value": _round(t.value),
+            "interval": t.interval,
+            "target": t.target,
+            "verdict": t.verdict,
+        }
+        for t in targets(report)
+    ]
+    if not shown and not report.details:
         return None
     details = [
         {
@@ -257,7 +250,7 @@ def _agent_memory(report: Report) -> dict[str, object] | None:
         }
         for measure, per_query in report.details.items()
     ]
-    return {"targets": targets, "details": details}
+    return {"targets": shown, "details": details}
 
 
 def _summary(report: Report) -> dict[str, object]:

@@ -37,10 +37,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from recallbench.core import ConfigError, Dataset, RecallbenchError, Run
-from recallbench.core._validation import read_json, validate
-from recallbench.report import Report, output_file
+from recallbench.core import ConfigError, Dataset, RecallbenchError
+from recallbench.report import output_file
 from recallbench.serve._queue import Pair
+from recallbench.serve._rankings import recorded_rankings
 
 if TYPE_CHECKING:
     from recallbench.store import Store
@@ -310,7 +310,7 @@ def read_pooled_runs(
             )
             continue
         try:
-            rankings = _rankings(output_file(source, ("run.json", "report.json")))
+            rankings = recorded_rankings(output_file(source, ("run.json", "report.json")))
         except RecallbenchError as error:  # a malformed file: its located problems
             problems.append(f"--pool {run_id}: {error}")
             continue
@@ -318,21 +318,3 @@ def read_pooled_runs(
     if problems:
         raise ConfigError("\n".join(problems))
     return runs
-
-
-def _rankings(path: Path) -> dict[str, tuple[str, ...]]:
-    data = read_json(path)
-    kind = data.get("format") if isinstance(data, dict) else None
-    if kind == "recallbench.run/v1":
-        run = validate(Run, data, str(path))
-        return {
-            result.query_id: tuple(hit.doc_id for hit in result.hits)
-            for result in run.results
-            if not result.failed
-        }
-    if kind == "recallbench.report/v1":
-        report = validate(Report, data, str(path))
-        return {
-            query.id: tuple(query.returned) for query in report.queries if query.status != "failed"
-        }
-    raise ConfigError(f"{path}: not a recallbench run or report (format {kind!r})")

@@ -77,20 +77,19 @@ def source(store: Store, run_id: int) -> Source:
 @lru_cache(maxsize=16)
 def _read(path: str, stamp: int) -> tuple[Report, dict[str, list[str]]]:
     """A report.json and the rankings of the run.json beside it (cached per file version)."""
-    from recallbench.core import Run
-    from recallbench.core._validation import read_json, validate
+    from recallbench.core import RecallbenchError
     from recallbench.report._read import read_report
+    from recallbench.serve._rankings import recorded_rankings
 
     report = read_report(Path(path))
     rankings = {query.id: list(query.returned) for query in report.queries}
     run_path = Path(path).with_name("run.json")
     if run_path.is_file():
         try:
-            run = validate(Run, read_json(run_path), str(run_path))
-        except ConfigError:  # a damaged run.json: the report's first 20 ids still hold
+            whole = recorded_rankings(run_path)
+        except RecallbenchError:  # a damaged run.json: the report's first 20 ids still hold
             return report, rankings
-        for result in run.results:
-            rankings[result.query_id] = [hit.doc_id for hit in result.hits]
+        rankings.update({query: list(ids) for query, ids in whole.items()})
     return report, rankings
 
 
