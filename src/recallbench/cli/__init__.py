@@ -18,6 +18,7 @@ COMMANDS = {
     "init": ("recallbench.cli._init", "init"),
     "run": ("recallbench.cli._run", "run"),
     "bench": ("recallbench.cli._bench", "bench"),
+    "merge": ("recallbench.cli._merge", "merge"),
     "evaluate": ("recallbench.cli._evaluate", "evaluate"),
     "extract": ("recallbench.cli._extract", "extract"),
     "decisions": ("recallbench.cli._decisions", "decisions"),

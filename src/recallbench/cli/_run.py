@@ -26,7 +26,8 @@ from recallbench.cli._options import (
 )
 from recallbench.cli._run_io import ReaderMayLeave, distinct_folders, writable_folder, written
 from recallbench.cli._types import FiniteFloat
-from recallbench.core import ConfigError, Dataset, Run
+from recallbench.core import ConfigError, Dataset, Query, Run
+from recallbench.core._files import atomic_write_texts
 from recallbench.datasets import DEFAULT_DATASET, load_dataset
 from recallbench.gates import load_config
 from recallbench.measures import DEFAULT_MEASURES, Measure, Rules, parse_measure
@@ -36,6 +37,14 @@ from recallbench.report import Report, build_report, measure_session_lift
 from recallbench.report._leaderboard import standings
 from recallbench.report._session import DEFAULT_LIFT_MEASURE
 from recallbench.runner import DEFAULT_RESTARTS, EXIT_SYSTEM_FAILED, raise_for_failures, run_dataset
+from recallbench.runner._shard import (
+    SHARD_FILE,
+    Shard,
+    ShardDataset,
+    ShardManifest,
+    identity,
+    shard_queries,
+)
 from recallbench.systems import DEFAULT_SYSTEM, SystemUnderTest, create_system
 from recallbench.systems._command import TIMEOUT as COMMAND_TIMEOUT
 from recallbench.systems._folder import folder_for
@@ -73,6 +82,14 @@ Examples:
   recallbench run --system builtin-lexical --session-lift
   recallbench run --equivalence -m must_surface@5 -m iw_recall@10 -m cold_start_ratio@10
   recallbench run --system command:./my-retriever --timeout 10 --restarts 5 --strict
+  recallbench run --dataset locomo:data/locomo10.json --shard 2/4 --out out/shard-2
+  recallbench merge out/merged out/shard-1 out/shard-2 out/shard-3 out/shard-4
+
+\b
+With --shard I/N the run asks only shard I of N of the dataset (whole conversations or
+sessions, the same split on every machine), writes its run.json files and shard.json to
+--out and records no history; `recallbench merge` joins the N folders into the reports,
+leaderboard and history entry of the unsharded run.
 
 \b
 Exit codes: 0 the run was measured (failed queries are counted and score 0);
@@ -173,6 +190,13 @@ Exit codes: 0 the run was measured (failed queries are counted and score 0);
 @click.option(
     "--keep", is_flag=True, help="Keep each server's store (its temporary directory) after the run."
 )
+@click.option(
+    "--shard",
+    "shard_text",
+    metavar="I/N",
+    help="Run shard I of N (1-based) of the dataset only, for `recallbench merge`; whole "
+    "units (conversations, sessions) stay in one shard.",
+)
 @config_option
 @with_store_options
 @quiet_option
@@ -194,6 +218,7 @@ def run(
     session_lift_measure: str,
     equivalence: bool,
     keep: bool,
+    shard_text: str | None,
     config_path: Path | None,
     store_url: str | None,
     no_store: bool,
@@ -208,6 +233,11 @@ def run(
         raise ConfigError("--repeat measures the live system; it cannot be combined with --replay")
     if store_url is not None and no_store:
         raise ConfigError("--store and --no-store exclude each other")
+    shard = Shard.parse(shard_text) if shard_text is not None else None
+    if shard is not None and session_lift:
+        raise ConfigError(
+            "--session-lift is not sharded (it asks every query again alone): run it unsharded"
+        )
     config = load_config(config_path).config
     dataset = load_dataset(dataset_spec or _one_dataset(config.datasets))
     measures, measures_source = choose_measures(measure_names, config.measures or (), dataset)
@@ -217,7 +247,8 @@ def run(
     if equivalence and not dataset.equivalence:
         raise ConfigError(f"--equivalence: {dataset.name} has no equivalence classes")
     rules = Rules(relevance_threshold=dataset.relevance_threshold, equivalence=equivalence)
-    systems = _systems(names, dataset, record_dir, replay_dir, strict, keep, timeout)
+    part = shard_queries(dataset, shard) if shard is not None else None
+    systems = _systems(names, dataset, record_dir, replay_dir, strict, keep, timeout, part)
     distinct_folders(((s.name, s.name) for s in systems), folder_for, out_dir, "systems")
     folders = {s.name: out_dir / folder_for(s.name) for s in systems} if len(systems) > 1 else {}
     writable_folder(out_dir, "--out")
@@ -225,6 +256,41 @@ def run(
         writable_folder(record_dir, "--record")
     console = make_console(quiet)
     console.print(f"measures: {measures_source}", highlight=False)
+    if shard is not None and part is not None:
+        manifest = ShardManifest(
+            command="run",
+            shard=identity(shard),
+            k=k,
+            measures=[str(m) for m in measures],
+            measures_source=measures_source,
+            equivalence=equivalence,
+            systems=[s.name for s in systems],
+            folders={s.name: folder_for(s.name) if folders else "" for s in systems},
+            datasets=[
+                ShardDataset(
+                    spec=dataset_spec or _one_dataset(config.datasets),
+                    ref=dataset.ref,
+                    folder="",
+                    queries=[q.id for q in part],
+                )
+            ],
+        )
+        runs = [
+            _record(
+                dataset,
+                system,
+                k,
+                console,
+                repeat,
+                restarts=restarts,
+                concurrency=concurrency,
+                only=manifest.datasets[0].queries,
+            )
+            for system in systems
+        ]
+        write_shard(out_dir, manifest, {"": runs}, console)
+        raise_for_failures(runs, strict)
+        return
     with contextlib.ExitStack() as stack:
         # opened now: a bad store URL is refused before the run, not after it
         store = None if no_store else stack.enter_context(_open_store(store_url))
@@ -233,10 +299,7 @@ def run(
             recorded = _record(
                 dataset, system, k, console, repeat, restarts=restarts, concurrency=concurrency
             )
-            report = build_report(dataset, recorded, measures, rules)
-            report = report.model_copy(
-                update={"rules": {**report.rules, "measures": measures_source}}
-            )
+            report = run_report(dataset, recorded, measures, rules, measures_source)
             if lift_measure is not None:
                 report = _with_session_lift(
                     report, dataset, system, recorded, k, console, lift_measure, rules, concurrency
@@ -258,6 +321,41 @@ def run(
         render_leaderboard(board, console)
         console.print("wrote " + ", ".join(str(p) for p in write_leaderboard(out_dir, board)))
     raise_for_failures(runs, strict)
+
+
+def run_report(
+    dataset: Dataset, run: Run, measures: Sequence[Measure], rules: Rules, measures_source: str
+) -> Report:
+    """The report of `run` (and of `merge`, which must write the same bytes)."""
+    report = build_report(dataset, run, measures, rules)
+    return report.model_copy(update={"rules": {**report.rules, "measures": measures_source}})
+
+
+def write_shard(
+    out_dir: Path, manifest: ShardManifest, runs: dict[str, list[Run]], console: Console
+) -> None:
+    """A shard's files, all at once: each run's run.json (under its dataset's folder,
+    ``runs``' key, and its system's) and shard.json, which `recallbench merge` reads."""
+    files = {
+        out_dir / folder / manifest.folders[run.spec.system] / "run.json": run.model_dump_json(
+            indent=2
+        )
+        + "\n"
+        for folder, dataset_runs in runs.items()
+        for run in dataset_runs
+    }
+    files[out_dir / SHARD_FILE] = manifest.model_dump_json(indent=2) + "\n"
+    try:
+        atomic_write_texts(files)
+    except OSError as error:
+        raise written("--out", out_dir, error) from None
+    asked = sum(len(d.queries) for d in manifest.datasets)
+    console.print(
+        f"shard {manifest.shard.index}/{manifest.shard.count}: {asked} queries; wrote "
+        + ", ".join(str(path) for path in files)
+        + " (no history: `recallbench merge` records the whole run)",
+        highlight=False,
+    )
 
 
 def _one_dataset(configured: list[str]) -> str:
@@ -311,8 +409,10 @@ def _systems(
     strict: bool,
     keep: bool = False,
     timeout: float | None = None,
+    asked: Sequence[Query] | None = None,
 ) -> list[SystemUnderTest]:
-    """The systems to run: real ones (recorded when asked), or their recorded answers."""
+    """The systems to run: real ones (recorded when asked), or their recorded answers
+    (``asked``: the queries that must have one under --strict, by default all)."""
     if record_dir and replay_dir:
         raise ConfigError("--record and --replay exclude each other")
     if replay_dir is None:
@@ -334,7 +434,7 @@ def _systems(
                 f"--replay {replay_dir}: no recording of {replay.name} on {dataset.name} "
                 f"(expected {replay.path}; make one with --record)"
             )
-        missing = replay.missing(dataset.queries)
+        missing = replay.missing(dataset.queries if asked is None else asked)
         if strict and missing:
             shown = ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else "")
             raise ConfigError(
@@ -374,7 +474,9 @@ def _record(
     session_context: bool = True,
     restarts: int = DEFAULT_RESTARTS,
     concurrency: int = 1,
+    only: Sequence[str] | None = None,
 ) -> Run:
+    chosen = None if only is None else frozenset(only)
     if not show_progress(console):
         return asyncio.run(
             run_dataset(
@@ -385,6 +487,7 @@ def _record(
                 session_context=session_context,
                 restarts=restarts,
                 concurrency=concurrency,
+                only=chosen,
             )
         )
     with Progress(
@@ -396,7 +499,7 @@ def _record(
         transient=True,
     ) as bar:
         title = f"{system.name} on {dataset.name}"
-        task = bar.add_task(title, total=len(dataset.queries))
+        task = bar.add_task(title, total=len(dataset.queries if only is None else only))
         return asyncio.run(
             run_dataset(
                 dataset,
@@ -407,6 +510,7 @@ def _record(
                 session_context=session_context,
                 restarts=restarts,
                 concurrency=concurrency,
+                only=chosen,
                 ingesting=lambda n: bar.update(
                     task, description=f"{title}: ingesting {n} documents"
                 ),

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -102,3 +103,30 @@ def written(action: str, folder: Path, error: OSError) -> ConfigError:
 def _reason(error: OSError) -> str:
     where = f": {error.filename}" if error.filename else ""
     return f"{error.strerror or error}{where}"
+
+
+@contextlib.contextmanager
+def staged(folder: Path, flag: str) -> Iterator[Path]:
+    """A hidden folder inside ``folder`` to write every file into; when the block ends
+    well, each file is moved to its place in ``folder`` (a rename, on one file system),
+    else the staging folder is removed and ``folder`` is as it was (folders made for it
+    removed too): a failure halfway writes nothing."""
+    missing = [a for a in (folder, *folder.parents) if not a.exists()]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        stage = Path(tempfile.mkdtemp(prefix=".recallbench-staged-", dir=folder))
+    except OSError as error:
+        raise written(flag, folder, error) from None
+    try:
+        yield stage
+        for path in sorted(p for p in stage.rglob("*") if p.is_file()):
+            target = folder / path.relative_to(stage)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(path, target)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        for made in missing:  # nearest first
+            with contextlib.suppress(OSError):
+                made.rmdir()
+        raise
+    shutil.rmtree(stage, ignore_errors=True)

@@ -6,7 +6,7 @@ import asyncio
 import json
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import UTC, datetime
 
 from recallbench._version import __version__
@@ -70,13 +70,17 @@ def _describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
 
 
-def _groups(dataset: Dataset) -> list[tuple[Sequence[Document], list[Query]]]:
+def _groups(
+    dataset: Dataset, only: Collection[str] | None = None
+) -> list[tuple[Sequence[Document], list[Query]]]:
     """(documents to ingest, queries to ask) in turn: the whole dataset at once, or, when
-    it has units, each unit with its own queries (units in order of their first query)."""
+    it has units, each unit with its own queries (units in order of their first query).
+    With ``only`` (a shard's query ids), just those queries, and the units that have any."""
+    chosen = [q for q in dataset.queries if only is None or q.id in only]
     if not dataset.units:
-        return [(dataset.documents, list(dataset.queries))]
+        return [(dataset.documents, chosen)] if chosen else []
     asked: dict[str, list[Query]] = {}
-    for query in dataset.queries:
+    for query in chosen:
         asked.setdefault(query.unit or "", []).append(query)
     return [(dataset.unit_documents(unit), queries) for unit, queries in asked.items()]
 
@@ -91,6 +95,7 @@ async def run_dataset(
     restarts: int = DEFAULT_RESTARTS,
     ingesting: Ingesting | None = None,
     concurrency: int = 1,
+    only: Collection[str] | None = None,
 ) -> Run:
     """Ingest the dataset's documents, then search every query once, in dataset order; for
     a dataset with units, each unit in turn gets a fresh store with only its documents.
@@ -116,6 +121,10 @@ async def run_dataset(
     the system is set up afresh (not counted) and those queries are asked again one at a
     time, so that errors and restarts fall on the same queries as in a sequential run.
 
+    With ``only`` (the query ids of a shard, :mod:`._shard`), just those queries are asked,
+    in dataset order, and only the units that hold them are set up; the run's spec still
+    names the whole dataset (`recallbench merge` joins the shards' runs).
+
     A query whose search raises is recorded with its error and the run goes on; it scores 0.
     Latency is the wall time of the ``search`` call on the monotonic clock (for a replayed
     system, the latency recorded with the live one); output bytes are the size of the hits
@@ -126,10 +135,11 @@ async def run_dataset(
     if concurrency < 1:
         raise ConfigError(f"concurrency must be at least 1, not {concurrency}")
     started = datetime.now(UTC)
-    state = _State(system, k, repeat, restarts, progress, len(dataset.queries))
+    groups = _groups(dataset, only)
+    state = _State(system, k, repeat, restarts, progress, sum(len(q) for _, q in groups))
     ingest_seconds = 0.0
     try:
-        for documents, queries in _groups(dataset):
+        for documents, queries in groups:
             if ingesting is not None:
                 ingesting(len(documents))
             ingest_start = time.perf_counter()
