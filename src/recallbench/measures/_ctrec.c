@@ -131,15 +131,17 @@ static int set_up_call(long level, long max_docs, int judged_only, int complete,
 
 PyDoc_STRVAR(evaluate_files_doc,
 "evaluate_files(qrels, run, families, level, max_docs, judged_only, complete, per_query,\n"
-"               summary, runid) -> (str, str) | None\n\n"
+"               summary, runid, block) -> (str, str) | (int, str) | None\n\n"
 "trec_eval's output for two plain files and the run's tag, or None when they are not\n"
-"plain (or nothing is evaluated): the Python engine then takes them.");
+"plain (or nothing is evaluated): the Python engine then takes them. ``block`` > 0\n"
+"streams the run, ``block`` bytes read at a time; a run not grouped by query then gives\n"
+"(line, query id): where a query comes back after its lines ended.");
 
-/* Evaluate two files without the GIL; 1 done (``*work`` to free), 0 declined, -1 with the
- * error set. */
+/* Evaluate two files without the GIL; 1 done or 2 not grouped (``*work`` to free), 0
+ * declined, -1 with the error set. */
 static int evaluate_file_pair(const char *qrels, const char *run, const Families *fs,
                               const Options *o, int per_query, int summary, int runid,
-                              int collect, FileWork **work)
+                              int collect, Py_ssize_t block, FileWork **work)
 {
     int status;
     FileWork *w = ctrec_file_work_new();
@@ -149,7 +151,8 @@ static int evaluate_file_pair(const char *qrels, const char *run, const Families
     }
     Py_BEGIN_ALLOW_THREADS
     status = ctrec_evaluate_plain_files(w, qrels, run, fs, o, per_query, summary,
-                                        runid ? "runid" : NULL, collect);
+                                        runid ? "runid" : NULL, collect,
+                                        block > 0 ? (size_t) block : 0);
     Py_END_ALLOW_THREADS
     if (status <= 0) {
         ctrec_file_work_free(w);
@@ -158,7 +161,16 @@ static int evaluate_file_pair(const char *qrels, const char *run, const Families
         return status;
     }
     *work = w;
-    return 1;
+    return status;
+}
+
+/* (line, query id) of a run not grouped by query. */
+static PyObject *comeback(const FileWork *w)
+{
+    long line;
+    const char *query = ctrec_file_work_comeback(w, &line);
+    return Py_BuildValue("(lN)", line,
+                         PyUnicode_DecodeUTF8(query, (Py_ssize_t) strlen(query), "replace"));
 }
 
 static PyObject *py_evaluate_files(PyObject *self, PyObject *args)
@@ -167,19 +179,24 @@ static PyObject *py_evaluate_files(PyObject *self, PyObject *args)
     PyObject *spec, *result = NULL;
     long level, max_docs;
     int judged_only, complete, per_query, summary, runid, status;
+    Py_ssize_t block;
     Families fs;
     Options o;
     FileWork *w = NULL;
     (void) self;
-    if (!PyArg_ParseTuple(args, "ssO!llppppp", &qrels, &run, &PyList_Type, &spec, &level,
-                          &max_docs, &judged_only, &complete, &per_query, &summary, &runid))
+    if (!PyArg_ParseTuple(args, "ssO!llpppppn", &qrels, &run, &PyList_Type, &spec, &level,
+                          &max_docs, &judged_only, &complete, &per_query, &summary, &runid,
+                          &block))
         return NULL;
     if (set_up_call(level, max_docs, judged_only, complete, spec, &o, &fs) < 0)
         return NULL;
-    status = evaluate_file_pair(qrels, run, &fs, &o, per_query, summary, runid, 0, &w);
+    status = evaluate_file_pair(qrels, run, &fs, &o, per_query, summary, runid, 0, block, &w);
     if (status == 0)
         result = Py_NewRef(Py_None);
-    else if (status > 0) {
+    else if (status == 2) {
+        result = comeback(w);
+        ctrec_file_work_free(w);
+    } else if (status > 0) {
         size_t size;
         const char *data = ctrec_file_work_text(w, &size);
         PyObject *text = PyUnicode_DecodeUTF8(data, (Py_ssize_t) size, NULL);
@@ -191,8 +208,8 @@ static PyObject *py_evaluate_files(PyObject *self, PyObject *args)
 }
 
 PyDoc_STRVAR(evaluate_file_values_doc,
-"evaluate_file_values(qrels, run, families, level, max_docs, judged_only, complete)\n"
-"    -> (query_ids, values, missing, num_rel, complete_num_rel, tag) | None\n\n"
+"evaluate_file_values(qrels, run, families, level, max_docs, judged_only, complete, block)\n"
+"    -> (query_ids, values, missing, num_rel, complete_num_rel, tag) | (int, str) | None\n\n"
 "Per-query values of two plain files, as evaluate_dicts gives them for dicts, and the\n"
 "run's tag; None when they are not plain (or nothing is evaluated).");
 
@@ -203,21 +220,28 @@ static PyObject *py_evaluate_file_values(PyObject *self, PyObject *args)
     PyObject *result = NULL;
     long level, max_docs;
     int judged_only, complete, status;
+    Py_ssize_t block;
     Families fs;
     Options o;
     FileWork *w = NULL;
     const FileValues *c;
     Py_ssize_t i, s, n;
     (void) self;
-    if (!PyArg_ParseTuple(args, "ssO!llpp", &qrels, &run, &PyList_Type, &spec, &level,
-                          &max_docs, &judged_only, &complete))
+    if (!PyArg_ParseTuple(args, "ssO!llppn", &qrels, &run, &PyList_Type, &spec, &level,
+                          &max_docs, &judged_only, &complete, &block))
         return NULL;
     if (set_up_call(level, max_docs, judged_only, complete, spec, &o, &fs) < 0)
         return NULL;
-    status = evaluate_file_pair(qrels, run, &fs, &o, 0, 0, 0, 1, &w);
+    status = evaluate_file_pair(qrels, run, &fs, &o, 0, 0, 0, 1, block, &w);
     if (status <= 0) {
         free_families(&fs);
         return status == 0 ? Py_NewRef(Py_None) : NULL;
+    }
+    if (status == 2) {
+        result = comeback(w);
+        ctrec_file_work_free(w);
+        free_families(&fs);
+        return result;
     }
     c = ctrec_file_work_values(w);
     n = (Py_ssize_t) c->count;

@@ -111,10 +111,12 @@ FileWork *ctrec_file_work_new(void);
 void ctrec_file_work_free(FileWork *w);
 int ctrec_evaluate_plain_files(FileWork *w, const char *qrels_path, const char *run_path,
                                const Families *fs, const Options *o, int per_query,
-                               int summary, const char *runid_label, int collect);
+                               int summary, const char *runid_label, int collect,
+                               size_t block);
 const FileValues *ctrec_file_work_values(const FileWork *w);
 const char *ctrec_file_work_text(const FileWork *w, size_t *size);
 const char *ctrec_file_work_tag(const FileWork *w);
+const char *ctrec_file_work_comeback(const FileWork *w, long *line);
 
 /* _ctrec_files.c: one plain file's rows grouped by query, for _ctrec_read.c */
 typedef struct PlainFile PlainFile;

@@ -13,8 +13,9 @@ def evaluate_files(
     per_query: bool,
     summary: bool,
     runid: bool,
+    block: int,
     /,
-) -> tuple[str, str] | None: ...
+) -> tuple[str, str] | tuple[int, str] | None: ...
 def evaluate_file_values(
     qrels: str,
     run: str,
@@ -23,8 +24,11 @@ def evaluate_file_values(
     max_docs: int,
     judged_only: bool,
     complete: bool,
+    block: int,
     /,
-) -> tuple[list[str], list[list[float]], list[bool], list[int], int, str] | None: ...
+) -> (
+    tuple[list[str], list[list[float]], list[bool], list[int], int, str] | tuple[int, str] | None
+): ...
 def evaluate_dicts(
     qrels: dict[object, object],
     run: dict[object, object],

@@ -1,7 +1,8 @@
 /* recallbench.measures._ctrec: plain TREC files, read and evaluated as trec_eval does.
  *
- * The whole file is read at once; lines are split in place (each field NUL-ended), query
- * ids numbered through one hash table, rows grouped by query, and each query's judgments
+ * The qrels are read whole; a run too, or streamed when large and grouped by query (see
+ * Stream). Read whole, lines are split in place (each field NUL-ended), query ids
+ * numbered through one hash table, rows grouped by query, and each query's judgments
  * indexed on their own while that query is evaluated. Anything not plain returns 0: the
  * Python engine reads it (see _ctrec.c). */
 #include "_ctrec.h"
@@ -635,6 +636,20 @@ struct FileWork {
     double *values, *sums;
     Text out;
     FileValues collected;
+    /* the streaming path (see evaluate_stream) */
+    char *tag;             /* the run's last line's tag, copied out of the reused buffer */
+    size_t tag_room;
+    char **owned;          /* query ids of the run only, copied out of the buffer */
+    size_t owned_count, owned_room;
+    unsigned char *ran;    /* per query: its group has been read */
+    size_t ran_room;
+    size_t *done;          /* evaluated queries, in the order evaluated */
+    double *done_values;   /* their values, a row each */
+    long *done_num_rel;
+    unsigned char *done_missing;
+    size_t done_count, done_room;
+    long comeback_line;    /* not grouped: the line where a query comes back, */
+    char *comeback_query;  /* and its id */
 };
 
 FileWork *ctrec_file_work_new(void)
@@ -668,6 +683,16 @@ void ctrec_file_work_free(FileWork *w)
     free(w->collected.values);
     free(w->collected.num_rel);
     free(w->collected.missing);
+    free(w->tag);
+    for (size_t i = 0; i < w->owned_count; i++)
+        free(w->owned[i]);
+    free(w->owned);
+    free(w->ran);
+    free(w->done);
+    free(w->done_values);
+    free(w->done_num_rel);
+    free(w->done_missing);
+    free(w->comeback_query);
     free(w);
 }
 
@@ -684,7 +709,13 @@ const FileValues *ctrec_file_work_values(const FileWork *w)
 
 const char *ctrec_file_work_tag(const FileWork *w)
 {
-    return w->run.tag;
+    return w->tag ? w->tag : w->run.tag;
+}
+
+const char *ctrec_file_work_comeback(const FileWork *w, long *line)
+{
+    *line = w->comeback_line;
+    return w->comeback_query;
 }
 
 /* The evaluation (see ctrec_evaluate_plain_files): text in w->out, values collected. */
@@ -834,14 +865,492 @@ static int evaluate_files_here(FileWork *w, const char *qrels_path, const char *
     return 1;
 }
 
+/* ------------------------------------------------------- a grouped run, streamed */
+
+/* A run too large to hold is read in blocks into one reused buffer, each query's lines
+ * (contiguous: a grouped run) parsed as read and evaluated as soon as its group ends,
+ * while its lines are still in cache. Per query only its values stay (O(queries)); the
+ * means are summed at the end in trec_eval's order, as evaluate_files_here sums them, so
+ * they are the same to the last bit. A query that comes back after its group ended
+ * stops the evaluation (status 2): evaluating it would need its earlier lines again. */
+typedef struct {
+    FileWork *w;
+    const Families *fs;
+    const Options *o;
+    size_t judged_queries;   /* queries of the qrels (indexes below this have judgments) */
+    size_t room;             /* rows the scratch arrays hold */
+    long current;            /* the query whose group is being read, -1 none yet */
+    const char *group_first; /* its first line's id, in the buffer */
+    size_t rows_read;
+    const char *comeback;    /* not grouped: where a query comes back, in the buffer */
+    int status;              /* why a row was refused: 0 not plain, -1 memory, 2 not grouped */
+    long complete_num_rel;
+} Stream;
+
+static int stream_room(Stream *st, size_t n)
+{
+    FileWork *w = st->w;
+    size_t room = st->room ? st->room : 1024, table;
+    void *p;
+    if (n <= st->room)
+        return 0;
+    while (room < n)
+        room *= 2;
+    table = table_size(room);
+    if (!(p = realloc(w->hits, room * sizeof(Hit))))
+        return -1;
+    w->hits = p;
+    if (!(p = realloc(w->rels, room * sizeof(long))))
+        return -1;
+    w->rels = p;
+    if (!(p = realloc(w->repeat_table, table * sizeof(size_t))))
+        return -1;
+    w->repeat_table = p;
+    st->room = room;
+    return 0;
+}
+
+/* Query ``q`` evaluated on the rows in w->run (none and ``missing``: -c's stand-in);
+ * 1 done, 0 not plain (judged or returned twice), -1 out of memory. */
+static int stream_evaluate(Stream *st, size_t q, int missing)
+{
+    FileWork *w = st->w;
+    const Options *o = st->o;
+    size_t slots = (size_t) st->fs->slots, k, n = 0;
+    Judged judged;
+    if (w->done_count == w->done_room) {
+        size_t room = w->done_room ? 2 * w->done_room : 1024;
+        void *p;
+        if (!(p = realloc(w->done, room * sizeof(size_t))))
+            return -1;
+        w->done = p;
+        if (!(p = realloc(w->done_values, room * (slots + 1) * sizeof(double))))
+            return -1;
+        w->done_values = p;
+        if (!(p = realloc(w->done_num_rel, room * sizeof(long))))
+            return -1;
+        w->done_num_rel = p;
+        if (!(p = realloc(w->done_missing, room)))
+            return -1;
+        w->done_missing = p;
+        w->done_room = room;
+    }
+    for (k = w->jopens[q]; k < w->jopens[q + 1]; k++) {
+        long g = w->judged.grade[w->jorder[k]];
+        w->grades[n++] = g;
+        if (g > 0)
+            st->complete_num_rel++;
+    }
+    ctrec_summarise_grades(w->grades, (long) n, o->level, &judged);
+    if (index_judgments(&w->judged, w->jorder, w->jopens[q], w->jopens[q + 1], (uint32_t) q,
+                        w->judgments, &w->index) < 0)
+        return 0;  /* judged twice: the line reader says where */
+    n = w->run.count;
+    if (stream_room(st, n + 1) < 0)
+        return -1;
+    for (k = 0; k < n; k++) {
+        Hit *h = &w->hits[k];
+        h->doc = w->run.doc[k];
+        h->len = w->run.len[k];
+        h->score = w->run.score[k];
+        h->hash = pair_hash((uint32_t) q, h->doc, (size_t) h->len);
+    }
+    if (has_repeats(w->hits, n, w->repeat_table, table_size(n) - 1))
+        return 0;
+    if (n == 0) {  /* -c: trec_eval.c's one-document stand-in ranking */
+        Hit *h = &w->hits[n++];
+        h->doc = STAND_IN;
+        h->len = (Py_ssize_t) strlen(STAND_IN);
+        h->score = 1.0;
+        h->hash = pair_hash((uint32_t) q, STAND_IN, strlen(STAND_IN));
+    }
+    w->index.query = (uint32_t) q;
+    ctrec_evaluate_query(w->hits, (Py_ssize_t) n, &judged, o, st->fs, grade_in_index, &w->index,
+                         w->rels, missing, w->values);
+    memcpy(w->done_values + w->done_count * slots, w->values, slots * sizeof(double));
+    w->done[w->done_count] = q;
+    w->done_num_rel[w->done_count] = judged.num_rel;
+    w->done_missing[w->done_count] = (unsigned char) missing;
+    w->done_count++;
+    return 1;
+}
+
+/* The group just read ends: evaluated when judged (1 done, else as stream_evaluate). */
+static int stream_finish_group(Stream *st)
+{
+    FileWork *w = st->w;
+    size_t q = (size_t) st->current;
+    int status = 1;
+    if (q < st->judged_queries && w->jopens[q + 1] > w->jopens[q])
+        status = stream_evaluate(st, q, 0);
+    w->run.count = 0;
+    return status;
+}
+
+/* A query id of the run only, copied (the buffer is reused) and numbered. */
+static long stream_add_query(FileWork *w, const char *name, size_t len)
+{
+    char *copy;
+    long q;
+    if (w->owned_count == w->owned_room) {
+        size_t room = w->owned_room ? 2 * w->owned_room : 256;
+        char **owned = realloc(w->owned, room * sizeof(char *));
+        if (!owned)
+            return -2;
+        w->owned = owned;
+        w->owned_room = room;
+    }
+    if (!(copy = malloc(len + 1)))
+        return -2;
+    memcpy(copy, name, len);
+    copy[len] = '\0';
+    w->owned[w->owned_count++] = copy;
+    q = queries_find(&w->queries, copy, len, 1);
+    if (q >= 0 && (size_t) q >= w->ran_room) {
+        size_t room = 2 * w->ran_room + 256;
+        unsigned char *ran = realloc(w->ran, room);
+        if (!ran)
+            return -2;
+        memset(ran + w->ran_room, 0, room - w->ran_room);
+        w->ran = ran;
+        w->ran_room = room;
+    }
+    return q;
+}
+
+/* A run line (as take_row reads it), into the group being read or starting the next. */
+static int take_stream_row(void *state, char **fields, size_t *lengths)
+{
+    Stream *st = (Stream *) state;
+    FileWork *w = st->w;
+    Rows *r = &w->run;
+    double score;
+    st->status = 0;
+    if (lengths[2] > 0xffffffffu || read_score(fields[4], lengths[4], &score) < 0)
+        return -1;
+    if (st->current < 0 || lengths[0] != w->queries.lengths[st->current] ||
+        memcmp(fields[0], w->queries.names[st->current], lengths[0]) != 0) {
+        long q;
+        if (st->current >= 0 && (st->status = stream_finish_group(st)) <= 0)
+            return -1;
+        q = queries_find(&w->queries, fields[0], lengths[0], 0);
+        if (q == -1)
+            q = stream_add_query(w, fields[0], lengths[0]);
+        if (q < 0) {
+            st->status = -1;
+            return -1;
+        }
+        if (w->ran[q]) {
+            st->status = 2;
+            st->comeback = fields[0];
+            return -1;
+        }
+        w->ran[q] = 1;
+        st->current = q;
+        st->group_first = fields[0];
+    }
+    if (r->count == r->capacity && rows_grow(r, r->capacity * 2 + 1024) < 0) {
+        st->status = -1;
+        return -1;
+    }
+    r->doc[r->count] = fields[2];
+    r->len[r->count] = (uint32_t) lengths[2];
+    r->score[r->count] = score;
+    r->count++;
+    r->tag = fields[5];
+    st->rows_read++;
+    return 0;
+}
+
+/* The number of the line holding byte ``offset`` of the file (counted only when a query
+ * comes back: the evaluation itself never counts lines); -1 when it cannot be read. */
+static long line_of_offset(int fd, off_t offset)
+{
+    char block[1 << 16];
+    off_t at = 0;
+    long lines = 1;
+    while (at < offset) {
+        size_t want = (size_t) (offset - at) < sizeof(block) ? (size_t) (offset - at) : sizeof(block);
+        ssize_t got = pread(fd, block, want, at);
+        const char *p = block, *end;
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return -1;
+        end = block + got;
+        while ((p = memchr(p, '\n', (size_t) (end - p))) != NULL) {
+            lines++;
+            p++;
+        }
+        at += got;
+    }
+    return lines;
+}
+
+/* Keep the run's last tag, out of the buffer about to be reused. */
+static int stream_keep_tag(FileWork *w)
+{
+    size_t len = strlen(w->run.tag);
+    if (len + 1 > w->tag_room) {
+        char *tag = realloc(w->tag, len + 1);
+        if (!tag)
+            return -1;
+        w->tag = tag;
+        w->tag_room = len + 1;
+    }
+    memcpy(w->tag, w->run.tag, len + 1);
+    return 0;
+}
+
+/* Move the buffer's bytes from ``keep`` on to ``to`` (the same buffer or a new one), and
+ * the pointers into them: the rows of the group being read. */
+static void stream_move(Stream *st, char *buf, size_t keep, size_t have, char *to)
+{
+    Rows *r = &st->w->run;
+    size_t i;
+    for (i = 0; i < r->count; i++)
+        r->doc[i] = to + (r->doc[i] - (buf + keep));
+    if (st->group_first)
+        st->group_first = to + (st->group_first - (buf + keep));
+    memmove(to, buf + keep, have - keep);
+}
+
+/* Read ``fd`` in blocks of ``block`` bytes, each complete line parsed as read. 1 read, 0
+ * not plain, -1 out of memory, 2 not grouped (w->comeback_* say where). */
+static int stream_run(Stream *st, int fd, size_t block)
+{
+    FileWork *w = st->w;
+    size_t cap = 2 * block + 1, have = 0, from = 0;
+    off_t base = 0;  /* the file offset of buf[0] */
+    int eof = 0, status = 1;
+    char *buf = malloc(cap);
+    if (!buf)
+        return -1;
+    for (;;) {
+        char *last = have > from ? memrchr(buf + from, '\n', have - from) : NULL;
+        if (!last && eof && have > from) {
+            buf[have++] = '\n';  /* the last line ends too (there is always room for it) */
+            last = buf + have - 1;
+        }
+        if (last) {
+            size_t end = (size_t) (last - buf) + 1, before = st->rows_read;
+            if (!readable_text(buf + from, end - from)) {
+                status = 0;  /* not UTF-8: the line reader says where */
+                break;
+            }
+            st->status = 0;
+            if (split_lines(buf + from, end - from, 0, take_stream_row, st) < 0) {
+                status = st->status;
+                if (status == 2) {
+                    const char *id = st->comeback;  /* NUL-ended by split_lines */
+                    size_t len = strlen(id);
+                    w->comeback_line = line_of_offset(fd, base + (off_t) (id - buf));
+                    if (!(w->comeback_query = malloc(len + 1)))
+                        status = -1;
+                    else
+                        memcpy(w->comeback_query, id, len + 1);
+                }
+                break;
+            }
+            if (st->rows_read > before && stream_keep_tag(w) < 0) {
+                status = -1;
+                break;
+            }
+            from = end;
+            continue;
+        }
+        if (eof)
+            break;
+        {
+            /* keep the group being read (its rows point at its lines) and any partial line */
+            size_t keep = w->run.count ? (size_t) (st->group_first - buf) : from;
+            ssize_t got;
+            if (cap - (have - keep) < block + 1) {
+                size_t want = have - keep + block + 1;
+                char *bigger = malloc(2 * cap > want ? 2 * cap : want);
+                if (!bigger) {
+                    status = -1;
+                    break;
+                }
+                stream_move(st, buf, keep, have, bigger);
+                free(buf);
+                buf = bigger;
+                cap = 2 * cap > want ? 2 * cap : want;
+            } else if (keep) {
+                stream_move(st, buf, keep, have, buf);
+            }
+            have -= keep;
+            from -= keep;
+            base += (off_t) keep;
+            do
+                got = read(fd, buf + have, block);
+            while (got < 0 && errno == EINTR);
+            if (got < 0) {
+                status = 0;
+                break;
+            }
+            if (got == 0)
+                eof = 1;
+            have += (size_t) got;
+        }
+    }
+    if (status == 1 && st->current >= 0 && (status = stream_finish_group(st)) > 0)
+        status = 1;
+    free(buf);
+    return status;
+}
+
+/* As evaluate_files_here, the run streamed (see Stream): 2 when it is not grouped. */
+static int evaluate_stream_here(FileWork *w, const char *qrels_path, const char *run_path,
+                                const Families *fs, const Options *o, int per_query,
+                                int summary, const char *runid_label, int collect,
+                                size_t block)
+{
+    FileValues *c = &w->collected;
+    Stream st;
+    NamedQuery *named;
+    size_t qsize, nq, i, max_judged = 1, slots = (size_t) fs->slots;
+    struct stat info;
+    int fd, status;
+    memset(&st, 0, sizeof(st));
+    if (queries_init(&w->queries) < 0)
+        return -1;
+    w->judged.queries = w->run.queries = &w->queries;
+    w->judged.grades = 1;
+    if (!(w->qbuf = read_whole(qrels_path, &qsize)) || !readable_text(w->qbuf, qsize))
+        return 0;
+    if (rows_grow(&w->judged, count_lines(w->qbuf, qsize)) < 0)
+        return -1;
+    if (split_lines(w->qbuf, qsize, 1, take_row, &w->judged) < 0 || !w->judged.count)
+        return 0;
+    nq = w->queries.count;
+    if (group_rows(&w->judged, nq, &w->jopens, &w->jorder) < 0)
+        return -1;
+    for (i = 0; i < nq; i++)
+        if (w->jopens[i + 1] - w->jopens[i] > max_judged)
+            max_judged = w->jopens[i + 1] - w->jopens[i];
+    w->judgments = malloc(table_size(max_judged) * sizeof(Judgment));
+    w->grades = malloc(max_judged * sizeof(long));
+    w->values = calloc(slots + 1, sizeof(double));
+    w->sums = calloc(slots + 1, sizeof(double));
+    w->ran = calloc(nq, 1);
+    w->ran_room = nq;
+    if (!w->judgments || !w->grades || !w->values || !w->sums || !w->ran)
+        return -1;
+    st.w = w;
+    st.fs = fs;
+    st.o = o;
+    st.judged_queries = nq;
+    st.current = -1;
+    fd = open(run_path, O_RDONLY);
+    if (fd < 0)
+        return 0;
+    if (fstat(fd, &info) < 0 || !S_ISREG(info.st_mode) || info.st_size <= 0) {
+        close(fd);
+        return 0;
+    }
+    (void) posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    status = stream_run(&st, fd, block);
+    close(fd);
+    if (status != 1)
+        return status;
+    if (!st.rows_read)
+        return 0;
+    for (i = 0; i < nq; i++) {  /* judged queries the run lacks */
+        if (w->jopens[i + 1] == w->jopens[i] || w->ran[i])
+            continue;
+        w->run.count = 0;
+        if (o->complete) {
+            if ((status = stream_evaluate(&st, i, 1)) <= 0)
+                return status;
+        } else if (index_judgments(&w->judged, w->jorder, w->jopens[i], w->jopens[i + 1],
+                                   (uint32_t) i, w->judgments, &w->index) < 0) {
+            return 0;  /* judged twice where nothing is evaluated: the reader too */
+        }
+    }
+    if (!w->done_count)
+        return 0;
+    /* trec_eval's order, and the sums in it */
+    if (!(named = malloc(w->done_count * sizeof(NamedQuery))))
+        return -1;
+    for (i = 0; i < w->done_count; i++) {
+        named[i].name = w->queries.names[w->done[i]];
+        named[i].length = w->queries.lengths[w->done[i]];
+        named[i].index = i;
+    }
+    qsort(named, w->done_count, sizeof(NamedQuery), compare_query_names);
+    if (collect) {
+        c->names = malloc(w->done_count * sizeof(char *));
+        c->values = malloc(w->done_count * (slots + 1) * sizeof(double));
+        c->num_rel = malloc(w->done_count * sizeof(long));
+        c->missing = malloc(w->done_count);
+        if (!c->names || !c->values || !c->num_rel || !c->missing) {
+            free(named);
+            return -1;
+        }
+    }
+    for (i = 0; i < w->done_count; i++) {
+        size_t at = named[i].index, q = w->done[at], s;
+        const double *values = w->done_values + at * slots;
+        for (s = 0; s < slots; s++)
+            w->sums[s] += values[s];
+        if (collect) {
+            c->names[i] = w->queries.names[q];  /* NUL-ended: qrels buffer or a copy */
+            memcpy(c->values + i * slots, values, slots * sizeof(double));
+            c->num_rel[i] = w->done_num_rel[at];
+            c->missing[i] = w->done_missing[at];
+            c->count = i + 1;
+        }
+        if (per_query) {
+            char name[4096];
+            size_t len = w->queries.lengths[q];
+            if (len >= sizeof(name)) {
+                free(named);
+                return 0;
+            }
+            memcpy(name, w->queries.names[q], len);
+            name[len] = '\0';
+            if (ctrec_print_query(&w->out, fs, name, values) < 0) {
+                free(named);
+                return -1;
+            }
+        }
+    }
+    free(named);
+    c->complete_num_rel = st.complete_num_rel;
+    if (summary) {
+        if (runid_label) {
+            size_t room = strlen(w->tag) + 64;
+            int written;
+            if (ctrec_text_reserve(&w->out, room) < 0)
+                return -1;
+            written = snprintf(w->out.data + w->out.size, room, "%-22s\tall\t%s\n", "runid",
+                               w->tag);
+            if (written < 0 || (size_t) written >= room)
+                return -1;
+            w->out.size += (size_t) written;
+        }
+        ctrec_finish_summary(fs, w->sums, (long) w->done_count, st.complete_num_rel,
+                             o->complete);
+        if (ctrec_print_summary(&w->out, fs, w->sums) < 0)
+            return -1;
+    }
+    if (ctrec_text_reserve(&w->out, 1) < 0)
+        return -1;
+    return 1;
+}
+
 /* A call's options and families; -1 with the error set. */
 
-/* 1 done, 0 not plain or nothing evaluated, -1 out of memory. Numbers are read and printed
- * in the "C" locale whatever the application set (strtod and printf follow LC_NUMERIC: a
- * German locale would read "1.5e3" as 1 and print "0,1234"); uselocale is per thread. */
+/* 1 done, 0 not plain or nothing evaluated, -1 out of memory, 2 a streamed run (read
+ * ``block`` bytes at a time; 0: the whole file at once) not grouped by query. Numbers are
+ * read and printed in the "C" locale whatever the application set (strtod and printf
+ * follow LC_NUMERIC: a German locale would read "1.5e3" as 1 and print "0,1234");
+ * uselocale is per thread. */
 int ctrec_evaluate_plain_files(FileWork *w, const char *qrels_path, const char *run_path,
                                const Families *fs, const Options *o, int per_query,
-                               int summary, const char *runid_label, int collect)
+                               int summary, const char *runid_label, int collect,
+                               size_t block)
 {
     int status;
     locale_t c_numbers = newlocale(LC_NUMERIC_MASK, "C", (locale_t) 0);
@@ -849,8 +1358,10 @@ int ctrec_evaluate_plain_files(FileWork *w, const char *qrels_path, const char *
     if (!c_numbers)
         return -1;
     previous = uselocale(c_numbers);
-    status = evaluate_files_here(w, qrels_path, run_path, fs, o, per_query, summary,
-                                 runid_label, collect);
+    status = block ? evaluate_stream_here(w, qrels_path, run_path, fs, o, per_query, summary,
+                                          runid_label, collect, block)
+                   : evaluate_files_here(w, qrels_path, run_path, fs, o, per_query, summary,
+                                         runid_label, collect);
     uselocale(previous);
     freelocale(c_numbers);
     return status;

@@ -15,6 +15,7 @@ Nothing here imports numpy or the measure modules.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from itertools import pairwise
 from os import PathLike
@@ -239,6 +240,60 @@ def families(specs: Iterable[str]) -> tuple[list[Family], bool] | None:
     return chosen, runid
 
 
+STREAM_THRESHOLD = 256 * 2**20
+"""Runs larger than this (bytes) are streamed: read a block at a time, each query's lines
+evaluated as read, in memory bounded by the largest query (plus the qrels, read whole, and
+a few numbers a query), instead of ~70 bytes a run line. They must then be grouped by
+query (each query's lines together); smaller runs are read whole, in any order."""
+STREAM_BLOCK = 4 * 2**20
+"""Bytes read at a time when streaming."""
+STREAM_BLOCK_VARIABLE = "RECALLBENCH_STREAM_BLOCK"
+"""An environment variable that, set to a number of bytes, streams every run with blocks of
+that size (tests use tiny blocks to put a block's end at every byte of a file)."""
+
+
+def stream_block(run: str | PathLike[str]) -> int:
+    """Bytes to read at a time from ``run``, or 0 to read it whole."""
+    forced = os.environ.get(STREAM_BLOCK_VARIABLE)
+    if forced:
+        return max(1, int(forced))
+    try:
+        size = os.stat(run).st_size
+    except OSError:
+        return 0  # the engine declines it, and the line reader says why
+    return STREAM_BLOCK if size > STREAM_THRESHOLD else 0
+
+
+GROUP_COMMAND = "LC_ALL=C sort -s -k1,1b {run} > {run}.grouped"
+"""Groups a run's lines by query, keeping each query's lines in their order (stable)."""
+
+
+def not_grouped(run: str | PathLike[str], line: int, query: str) -> Exception:
+    """The error for a streamed run whose query ``query`` comes back at ``line``."""
+    from recallbench.core import Problem, RunFileError
+
+    command = GROUP_COMMAND.format(run=_shell_word(str(run)))
+    return RunFileError(
+        str(run),
+        [
+            Problem(
+                f"{run}:{line}",
+                f"query {query!r} comes back after its lines ended: a run of more than "
+                f"{STREAM_THRESHOLD // 2**20} MiB is evaluated a query at a time and must "
+                f"have each query's lines together. Group them with\n    {command}\n  "
+                "(the same results; only -m runid's tag, the last line's, can change if "
+                "the run's lines have different tags)",
+            )
+        ],
+    )
+
+
+def _shell_word(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
+
+
 def evaluate_files_text(
     qrels: str | PathLike[str],
     run: str | PathLike[str],
@@ -250,14 +305,17 @@ def evaluate_files_text(
     judged_only: bool = False,
     per_query: bool = False,
     summary: bool = True,
+    block: int | None = None,
 ) -> tuple[str, str] | None:
     """trec_eval's output (its ``-q``, ``-n``, ``-l``, ``-c``, ``-M``, ``-J``) for two plain
     files and the run's tag, or None when the compiled engine declines them (see the module
-    doc)."""
+    doc). ``block``: bytes of the run read at a time (0: whole; None: :func:`stream_block`).
+
+    Raises RunFileError when a streamed run is not grouped by query."""
     chosen = families(specs or ("official",))
     if chosen is None or not _takes(relevance_level, max_docs):
         return None
-    return _ctrec.evaluate_files(
+    done = _ctrec.evaluate_files(
         str(qrels),
         str(run),
         chosen[0],
@@ -268,7 +326,11 @@ def evaluate_files_text(
         per_query,
         summary,
         chosen[1],
+        stream_block(run) if block is None else block,
     )
+    if done is not None and isinstance(done[0], int):
+        raise not_grouped(run, done[0], done[1])
+    return done
 
 
 def text_lines(text: str) -> list[tuple[str, str, str]]:
@@ -340,6 +402,8 @@ def evaluate_values(
     if isinstance(qrels, dict) and isinstance(run, dict):
         return _ctrec.evaluate_dicts(qrels, run, *args)
     if isinstance(qrels, str | PathLike) and isinstance(run, str | PathLike):
-        done = _ctrec.evaluate_file_values(str(qrels), str(run), *args)
+        done = _ctrec.evaluate_file_values(str(qrels), str(run), *args, stream_block(run))
+        if done is not None and len(done) == 2:
+            raise not_grouped(run, done[0], done[1])
         return None if done is None else done[:5]
     return None
