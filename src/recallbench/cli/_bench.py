@@ -44,19 +44,20 @@ from recallbench.cli._options import (
     with_judge_cache_options,
     with_store_options,
 )
-from recallbench.cli._run import _record, _systems, make_console, record_history
+from recallbench.cli._run import _record, _systems, make_console, record_history, write_shard
 from recallbench.cli._run_io import distinct_folders, writable_folder
-from recallbench.core import ConfigError
+from recallbench.core import ConfigError, Dataset, Run
 from recallbench.datasets import load_dataset
 from recallbench.extraction._sources import LOCOMO_PREFIX, first_documents, load_truth
 from recallbench.gates import load_config
-from recallbench.measures import parse_measures
+from recallbench.measures import Measure, parse_measures
 from recallbench.render import write_outputs
 from recallbench.render._bench import write_bench
 from recallbench.render._leaderboard import render_leaderboard
 from recallbench.report import build_report
 from recallbench.report._bench import Board
 from recallbench.report._leaderboard import safe_name
+from recallbench.runner._shard import Shard, ShardDataset, ShardManifest, identity, shard_queries
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -84,11 +85,15 @@ Examples:
       --dataset longmemeval-turns:data/longmemeval_oracle.json
   recallbench bench --dataset locomo:data/locomo10.json --system builtin-hybrid \\
       --system server-memory --out out/bench
+  recallbench bench --dataset locomo:data/locomo10.json --shard 1/4 --out out/shard-1
+  recallbench merge out/bench out/shard-1 out/shard-2 out/shard-3 out/shard-4
   recallbench bench --extraction meeting-sample --extraction locomo-events:data/locomo \\
       --extractor baseline --extractor python:my_pkg.mem:extract --rule exact
 \b
 Each dataset runs against every system; each system's run and report go to
 OUT/DATASET/SYSTEM/, the leaderboard of all to OUT/leaderboard.md and .json.
+With --shard I/N, only shard I of N of each dataset runs (see run --help) and OUT gets
+the runs and shard.json; `recallbench merge` writes the reports and the leaderboard.
 \b
 With --extraction (instead of --dataset and --system): every extractor runs on every
 extraction ground truth (as recallbench extract, whose scoring options apply); its
@@ -132,6 +137,12 @@ Exit codes with --extraction: 0 benched (an extractor that failed is a failed ro
     help="Send up to N queries at once to systems that take concurrent calls (see run).",
 )
 @click.option(
+    "--shard",
+    "shard_text",
+    metavar="I/N",
+    help="Run shard I of N of each dataset only, for `recallbench merge` (see run).",
+)
+@click.option(
     "--extraction",
     "truth_specs",
     multiple=True,
@@ -166,6 +177,7 @@ def bench(
     k: int | None,
     out_dir: Path,
     concurrency: int,
+    shard_text: str | None,
     truth_specs: tuple[str, ...],
     extractor_specs: tuple[str, ...],
     conversations: tuple[str, ...],
@@ -207,6 +219,7 @@ def bench(
         _extraction_bench(tuple(dict.fromkeys(truth_specs)), settings, out_dir, quiet)
         return
     _refuse(given & set(EXTRACTION_OPTIONS), EXTRACTION_OPTIONS, "only with --extraction")
+    shard = Shard.parse(shard_text) if shard_text is not None else None
     config = load_config(config_path).config
     dataset_specs = dataset_specs or tuple(config.datasets)
     if not dataset_specs:
@@ -220,6 +233,28 @@ def bench(
     )
     distinct_folders(((n, n) for n in names), safe_name, out_dir / "<dataset>", "systems")
     console = make_console(quiet)
+    # without --out: the N shards write to N folders, the merge names its own
+    options = [
+        *(f"--dataset={spec}" for spec in dataset_specs),
+        *(f"--system={name}" for name in names),
+        *(f"--measure={m}" for m in measures),
+        f"--k={k}",
+        *([f"--concurrency={concurrency}"] if concurrency > 1 else []),
+    ]
+    if shard is not None:
+        _bench_shard(
+            shard,
+            dataset_specs,
+            datasets,
+            names,
+            measures,
+            k,
+            concurrency,
+            out_dir,
+            options,
+            console,
+        )
+        return
     boards = []
     for dataset in datasets:
         reports, folders = [], []
@@ -235,17 +270,7 @@ def bench(
         boards.append(board)
         if not no_store:
             record_history(reports, store_url, console, folders)
-    context = _context(
-        [
-            *(f"--dataset={spec}" for spec in dataset_specs),
-            *(f"--system={name}" for name in names),
-            *(f"--measure={m}" for m in measures),
-            f"--k={k}",
-            *([f"--concurrency={concurrency}"] if concurrency > 1 else []),
-            f"--out={out_dir}",
-        ]
-    )
-    written = write_bench(out_dir, boards, context)
+    written = write_bench(out_dir, boards, _context([*options, f"--out={out_dir}"]))
     console.print("wrote " + ", ".join(str(path) for path in written))
 
 
@@ -255,6 +280,7 @@ RETRIEVAL_OPTIONS = {
     "measure_names": "--measure",
     "k": "--k",
     "concurrency": "--concurrency",
+    "shard_text": "--shard",
 }
 """Parameter -> option of the retrieval bench, refused with --extraction."""
 EXTRACTION_OPTIONS = {
@@ -269,6 +295,44 @@ EXTRACTION_OPTIONS = {
     "strict": "--strict",
 }
 """Parameter -> option of the extraction bench, refused without --extraction."""
+
+
+def _bench_shard(
+    shard: Shard,
+    specs: Sequence[str],
+    datasets: Sequence[Dataset],
+    names: list[str],
+    measures: Sequence[Measure],
+    k: int,
+    concurrency: int,
+    out_dir: Path,
+    arguments: list[str],
+    console: Console,
+) -> None:
+    """Shard ``shard`` of every dataset against every system: the runs and shard.json."""
+    runs: dict[str, list[Run]] = {}
+    entries = []
+    systems: list[str] = []
+    for spec, dataset in zip(specs, datasets, strict=True):
+        part = [query.id for query in shard_queries(dataset, shard)]
+        folder = safe_name(dataset.name)
+        runs[folder] = [
+            _record(dataset, system, k, console, concurrency=concurrency, only=part)
+            for system in _systems(names, dataset, None, None, False)
+        ]
+        systems = [run.spec.system for run in runs[folder]]
+        entries.append(ShardDataset(spec=spec, ref=dataset.ref, folder=folder, queries=part))
+    manifest = ShardManifest(
+        command="bench",
+        shard=identity(shard),
+        k=k,
+        measures=[str(m) for m in measures],
+        systems=systems,
+        folders={name: safe_name(name) for name in systems},
+        datasets=entries,
+        arguments=arguments,
+    )
+    write_shard(out_dir, manifest, runs, console)
 
 
 def _given_options() -> set[str]:

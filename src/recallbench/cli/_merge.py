@@ -101,7 +101,8 @@ def merge(
         if store is not None:
             for dataset_reports, folders in reports:
                 _record_in(store, dataset_reports, console, folders)
-    raise_for_failures([run for dataset_runs in runs for run in dataset_runs], strict)
+    if manifest.command == "run":  # as run's exit code; bench lists failed systems instead
+        raise_for_failures([run for dataset_runs in runs for run in dataset_runs], strict)
 
 
 def _datasets(manifest: ShardManifest, specs: Sequence[str]) -> list[Dataset]:
@@ -187,7 +188,7 @@ def _merge_bench(
                 folders.append(out_dir / folder)
             boards.append(Board(dataset, reports))
             written.append((reports, folders))
-        write_bench(stage, boards, _context(manifest.arguments))
+        write_bench(stage, boards, _context([*manifest.arguments, f"--out={out_dir}"]))
     for board in boards:
         render_leaderboard(board.standings, console)
     _wrote(console, out_dir, sum(len(r) for r, _ in written))
