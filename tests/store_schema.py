@@ -22,6 +22,7 @@ MIGRATIONS = [
     (9, "m009_store_marker"),
     (10, "m010_interleaved_credited"),
     (11, "m011_annotations"),
+    (12, "m012_fleet_keys"),
 ]
 
 # ---------------------------------------------------------------- SQLite
@@ -121,6 +122,7 @@ SQLITE_COLUMNS = {
         ("rank", "INTEGER", 0, None, 0),
         ("session_id", "TEXT", 0, None, 0),
         ("created_at", "DATETIME", 1, None, 0),
+        ("event_id", "TEXT", 0, None, 0),  # added by m012
     ],
     "judgments": [
         ("id", "INTEGER", 1, None, 1),
@@ -310,7 +312,10 @@ SQLITE_INDEXES = {
         "ix_query_log_session": (0, "c", ["workspace_id", "session_id"]),
         "sqlite_autoindex_query_log_1": (1, "u", ["workspace_id", "query_id"]),
     },
-    "feedback_events": {"ix_feedback_events_query": (0, "c", ["workspace_id", "query_id"])},
+    "feedback_events": {
+        "ix_feedback_events_query": (0, "c", ["workspace_id", "query_id"]),
+        "uq_feedback_events_event": (1, "c", ["workspace_id", "event_id"]),  # m012
+    },
     "judgments": {
         "sqlite_autoindex_judgments_1": (1, "u", ["workspace_id", "query_id", "doc_id", "source"])
     },
@@ -318,6 +323,7 @@ SQLITE_INDEXES = {
     "shadow_runs": {
         "ix_shadow_runs_created": (0, "c", ["workspace_id", "created_at"]),
         "ix_shadow_runs_ab_test": (0, "c", ["ab_test_id", "created_at"]),
+        "uq_shadow_runs_query": (1, "c", ["workspace_id", "query_id"]),  # m012
     },
     "judge_cache": {
         "ix_judge_cache_task": (0, "c", ["workspace_id", "task", "prompt_version", "model"]),
@@ -580,6 +586,7 @@ POSTGRES_COLUMNS = {
         ("rank", "integer", "YES", None),
         ("session_id", "text", "YES", None),
         ("created_at", TS, "NO", None),
+        ("event_id", "text", "YES", None),  # added by m012
     ],
     "judgments": [
         _serial("judgments"),
@@ -793,6 +800,9 @@ POSTGRES_INDEXES = {
         "ix_feedback_events_query": _btree(
             "ix_feedback_events_query", "feedback_events", "workspace_id, query_id"
         ),
+        "uq_feedback_events_event": _btree(  # m012
+            "uq_feedback_events_event", "feedback_events", "workspace_id, event_id", True
+        ),
     },
     "judgments": {
         "judgments_pkey": _btree("judgments_pkey", "judgments", "id", True),
@@ -811,6 +821,9 @@ POSTGRES_INDEXES = {
         ),
         "ix_shadow_runs_ab_test": _btree(
             "ix_shadow_runs_ab_test", "shadow_runs", "ab_test_id, created_at"
+        ),
+        "uq_shadow_runs_query": _btree(  # m012
+            "uq_shadow_runs_query", "shadow_runs", "workspace_id, query_id", True
         ),
     },
     "judge_cache": {

@@ -12,6 +12,7 @@ import pytest
 import store_schema as schema
 from recallbench.core import ConfigError
 from recallbench.store import _migrations, open_store
+from recallbench.store._tables import shadow_runs
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -200,17 +201,19 @@ def test_a_malformed_session_outcome_is_refused(
 def test_m008_upgrades_a_store_made_at_m007(db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     with monkeypatch.context() as patched:
         patched.setattr(_migrations, "MIGRATIONS", _migrations.MIGRATIONS[:7])
-        with open_store(db_url) as old:
-            old.log_shadow_run(
-                {
-                    "query_id": "q-old",
-                    "control_results": ["a"],
-                    "treatment_results": ["b"],
-                    "created_at": T0,
-                    "control_error": None,
-                    "treatment_error": "timeout",
-                }
-            )
+        with open_store(db_url) as old, old._engine.begin() as connection:
+            # a plain INSERT, as m007's writer made it (today's skips stored query ids,
+            # which needs m012's key)
+            row = {
+                "workspace_id": "default",
+                "query_id": "q-old",
+                "control_results": '["a"]',
+                "treatment_results": '["b"]',
+                "created_at": T0,
+                "control_error": None,
+                "treatment_error": "timeout",
+            }
+            connection.execute(shadow_runs.insert().values(**row))
     from test_store import sql
 
     assert len(sql(db_url, "SELECT id FROM schema_migrations")) == 7

@@ -646,6 +646,42 @@ def m011_annotations(connection: Connection) -> None:
         )
 
 
+def m012_fleet_keys(connection: Connection) -> None:
+    """Keys that make the proxies' and the SDK's writes idempotent, so that several
+    processes (a fleet of proxies on one PostgreSQL) and a writer retrying a batch whose
+    first commit did succeed never store a row twice:
+
+    * ``shadow_runs``: unique ``(workspace_id, query_id)``, the search's id (a uuid4 the
+      proxy draws; one pair per search). Rows already stored twice under one query id
+      keep the first (lowest ``id``).
+    * ``feedback_events.event_id``: the event's own id (a uuid4 drawn when the event is
+      made, so a retried batch carries the same ids), unique per workspace. Events stored
+      before are given ``m012-<id>``; events identical in every column but ``id`` (a
+      retried batch: an event's ``created_at`` is taken when it is made, to the
+      microsecond) keep the first. Nullable: SQLite adds no NOT NULL column without a
+      default, and the writers always set it.
+
+    ``query_log`` (unique query id since m002) and ``judgments`` (one per query, memory
+    and source) were idempotent already. Unique indexes rather than constraints: SQLite
+    adds no constraint to a table, and ``ON CONFLICT`` takes either."""
+    connection.exec_driver_sql(
+        "DELETE FROM shadow_runs WHERE id NOT IN "
+        "(SELECT MIN(id) FROM shadow_runs GROUP BY workspace_id, query_id)"
+    )
+    connection.exec_driver_sql(
+        "CREATE UNIQUE INDEX uq_shadow_runs_query ON shadow_runs (workspace_id, query_id)"
+    )
+    connection.exec_driver_sql("ALTER TABLE feedback_events ADD COLUMN event_id TEXT")
+    connection.exec_driver_sql(
+        "DELETE FROM feedback_events WHERE id NOT IN (SELECT MIN(id) FROM feedback_events "
+        "GROUP BY workspace_id, query_id, kind, doc_id, rank, session_id, created_at)"
+    )
+    connection.exec_driver_sql("UPDATE feedback_events SET event_id = 'm012-' || CAST(id AS TEXT)")
+    connection.exec_driver_sql(
+        "CREATE UNIQUE INDEX uq_feedback_events_event ON feedback_events (workspace_id, event_id)"
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_history,
     m002_telemetry,
@@ -658,5 +694,6 @@ MIGRATIONS: list[Migration] = [
     m009_store_marker,
     m010_interleaved_credited,
     m011_annotations,
+    m012_fleet_keys,
 ]
 """In order; append only."""

@@ -47,12 +47,13 @@ class QueryLogStore:
     ) -> None:
         """Write telemetry in one transaction: all of it or, on an error, none of it.
 
-        A query whose ``query_id`` is already logged in this workspace is skipped (the SDK
-        may deliver a batch twice); a judgment replaces the stored one with the same query,
-        document and source when it is at least as recent (``created_at``), so the latest
-        grade is kept whatever the order of delivery. Feedback events have no key: each
-        call appends them. A feedback kind, judgment source or grade outside the allowed
-        values is refused by the database (``sqlalchemy.exc.IntegrityError``)."""
+        A query whose ``query_id`` is already logged in this workspace is skipped, and so
+        is an event whose ``event_id`` is (the SDK may deliver a batch twice: a failure
+        after its commit is retried); a judgment replaces the stored one with the same
+        query, document and source when it is at least as recent (``created_at``), so the
+        latest grade is kept whatever the order of delivery. A feedback kind, judgment
+        source or grade outside the allowed values is refused by the database
+        (``sqlalchemy.exc.IntegrityError``)."""
         if not (queries or feedback or judgments):
             return
         query_rows = [query_row(entry, self.workspace) for entry in queries]
@@ -65,7 +66,7 @@ class QueryLogStore:
                 )
                 _execute_many(connection, ignore, query_rows)
             if feedback_rows:
-                _execute_many(connection, feedback_events.insert(), feedback_rows)
+                _execute_many(connection, _feedback_insert(connection), feedback_rows)
             if judged:
                 _execute_many(connection, _judgment_upsert(connection), judged)
 
@@ -76,7 +77,8 @@ class QueryLogStore:
         one transaction (all or nothing); returns (queries logged, events logged).
 
         For an import that may run twice (trace files): :meth:`log` skips a query already
-        logged but appends every event it is given (events have no key). An import keys
+        logged but appends every event it is given (an import's events get new ids each
+        time it reads its files). An import keys
         its queries (trace and span id) and derives every event from its files, so the
         events of a query already imported came with it: they are left out here."""
         ids = list(dict.fromkeys(entry.query_id for entry in queries))
@@ -98,7 +100,7 @@ class QueryLogStore:
                 )
                 _execute_many(connection, ignore, rows)
             if events:
-                _execute_many(connection, feedback_events.insert(), events)
+                _execute_many(connection, _feedback_insert(connection), events)
         return len(rows), len(events)
 
     def query_log(
@@ -205,6 +207,13 @@ class QueryLogStore:
             names = [column.key for column in order]
             rows.sort(key=lambda row: tuple(row[name] for name in names))
         return rows
+
+
+def _feedback_insert(connection: Connection) -> Any:
+    """An event already stored under its ``event_id`` (a retried batch) is skipped."""
+    return dialect_insert(connection, feedback_events).on_conflict_do_nothing(
+        index_elements=["workspace_id", "event_id"]
+    )
 
 
 def _judgment_upsert(connection: Connection) -> Any:

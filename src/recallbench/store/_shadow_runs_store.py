@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import Engine, select
 
 from recallbench.store._engine import transaction
-from recallbench.store._statements import mine
+from recallbench.store._statements import dialect_insert, mine
 from recallbench.store._tables import shadow_runs
 from recallbench.store._telemetry_rows import interleaved_json
 
@@ -41,7 +41,9 @@ class ShadowRunStore:
     def log_shadow_runs(self, runs: Sequence[Mapping[str, Any]]) -> None:
         """Write shadow runs as :meth:`log_shadow_run` does, all in one transaction (one
         commit, one sync to disk: the proxy writes its pairs in batches). Nothing is
-        written when one of them is malformed."""
+        written when one of them is malformed. A run whose ``query_id`` is stored already
+        in this workspace is skipped (m012: one pair per search), so writing a batch
+        again stores nothing twice."""
         now = datetime.now(UTC)
         rows = []
         for run in runs:
@@ -57,8 +59,13 @@ class ShadowRunStore:
         if not groups:
             return
         with transaction(self._engine, write=True) as connection:
+            # a pair is one search: one already stored under its query id (a batch written
+            # again after a failure that came after its commit) is skipped
+            ignore = dialect_insert(connection, shadow_runs).on_conflict_do_nothing(
+                index_elements=["workspace_id", "query_id"]
+            )
             for group in groups.values():
-                connection.execute(shadow_runs.insert(), group)
+                connection.execute(ignore, group)
 
     def shadow_runs(
         self, since: datetime | None = None, until: datetime | None = None

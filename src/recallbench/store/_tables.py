@@ -152,6 +152,8 @@ feedback_events = Table(
     Column("rank", Integer),
     Column("session_id", Text),
     Column("created_at", UTCDateTime, nullable=False),
+    Column("event_id", Text),  # m012: the event's own id, unique per workspace
+    UniqueConstraint("workspace_id", "event_id", name="uq_feedback_events_event"),
 )
 
 judgments = Table(
@@ -209,6 +211,7 @@ shadow_runs = Table(
     Column("control", Text),  # m008: the control's profile
     Column("treatment", Text),  # m008: the treatment's profile
     Column("interleaved_credited", Integer),  # m010: leading items of interleaved credited
+    UniqueConstraint("workspace_id", "query_id", name="uq_shadow_runs_query"),  # m012
 )
 
 shadow_tests = Table(

@@ -7,6 +7,7 @@ not pay for validation on the caller's thread.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
@@ -79,6 +80,10 @@ class FeedbackEvent:
     rank: int | None = None
     """1-based rank of ``doc_id`` in the query's results."""
     session_id: str | None = None
+    event_id: str = field(default_factory=lambda: uuid.uuid4().hex, compare=False)
+    """The event's own id, drawn when it is made (unique per workspace, m012): a batch
+    written again after a failure that came after its commit stores nothing twice. Not
+    compared: two events saying the same thing are equal whatever their ids."""
 
 
 @dataclass(frozen=True, slots=True)

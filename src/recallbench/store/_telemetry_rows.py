@@ -75,6 +75,7 @@ def feedback_row(event: FeedbackEvent, workspace: str) -> Row:
         "rank": event.rank,
         "session_id": event.session_id,
         "created_at": as_utc(event.created_at),
+        "event_id": event.event_id,
     }
 
 
@@ -86,6 +87,7 @@ def feedback_event(row: RowMapping) -> FeedbackEvent:
         doc_id=row["doc_id"],
         rank=row["rank"],
         session_id=row["session_id"],
+        event_id=row["event_id"],
     )
 
 
