@@ -5,7 +5,9 @@ upgraded with its duplicates removed. Both engines."""
 from __future__ import annotations
 
 import json
+import threading
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from sqlalchemy import text
@@ -89,3 +91,90 @@ def test_m012_upgrades_a_store_with_duplicates(
         # and from now on the keys hold
         store.log_shadow_runs([pair("q1"), pair("q3")])
         assert store.count("shadow_runs") == 3
+
+
+def test_two_deciders_at_once_record_one_decision(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two processes deciding the same test at once on PostgreSQL (read committed): both
+    read it running; the second's compare-and-set finds it decided and records nothing."""
+    from recallbench.core import ConfigError
+    from recallbench.store._pg_server import create_database, drop_database
+    from recallbench.store._shadow_tests_store import ShadowTestStore
+
+    url = create_database(postgres_url)
+    try:
+        with open_store(url) as store:
+            store.start_shadow_test("t", "A", "B", "rr", {}, at=T0)
+        both_read = threading.Barrier(2, timeout=10)
+        read = ShadowTestStore._test_row
+        waited: set[int] = set()
+
+        def read_then_wait(self: ShadowTestStore, connection: object, name: str) -> object:
+            row = read(self, connection, name)  # type: ignore[arg-type]
+            if threading.get_ident() not in waited:  # the decision's own read only
+                waited.add(threading.get_ident())
+                both_read.wait()
+            return row
+
+        monkeypatch.setattr(ShadowTestStore, "_test_row", read_then_wait)
+        outcomes: dict[str, str] = {}
+
+        def decide(decision: str) -> None:
+            with open_store(url) as store:
+                try:
+                    store.log_shadow_decision("t", decision, {}, actor=decision)  # type: ignore[arg-type]
+                    outcomes[decision] = "recorded"
+                except ConfigError as error:
+                    outcomes[decision] = str(error)
+
+        threads = [threading.Thread(target=decide, args=(d,)) for d in ("graduate", "rollback")]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        monkeypatch.undo()
+        with open_store(url) as store:
+            decisions = [d.decision for d in store.shadow_decisions("t")]
+            test = store.shadow_test("t")
+        assert sorted(outcomes.values())[0] == "recorded", outcomes
+        assert "decided meanwhile" in sorted(outcomes.values())[1], outcomes
+        assert len(decisions) == 2 and decisions[0] == "start"
+        assert test is not None
+        assert test.status == {"graduate": "graduated", "rollback": "rolled_back"}[decisions[1]]
+    finally:
+        drop_database(postgres_url, url)
+
+
+def test_a_fleets_pairs_are_decided_as_one_proxys(db_url: str, tmp_path: Path) -> None:
+    """Three proxies commit their batches in their own order (and two pairs share each
+    timestamp, from different proxies): the pairs are read in their own order (timestamp,
+    then query id), so the decision equals that of one proxy writing the same pairs."""
+    from recallbench.online._shadow_decide import decide_test
+    from recallbench.online._shadow_rule import GraduationRule
+    from test_shadow_decide import stream
+
+    rows, events = stream(240, seed=7, effect=0.4)
+    rows = [{**row, "created_at": T0 + timedelta(seconds=i // 2)} for i, row in enumerate(rows)]
+    rule = GraduationRule(min_queries=20, settle_seconds=0).to_dict()
+    decided = {}
+    for name, url in (("single", f"sqlite:///{tmp_path / 'single.db'}"), ("fleet", db_url)):
+        with open_store(url) as store:
+            test = store.start_shadow_test(
+                "t", "A", "B", "rr", rule, rule["guardrails"], at=T0 - timedelta(seconds=1)
+            )
+            named = [{**row, "control": "A", "treatment": "B"} for row in rows]
+            if name == "single":
+                store.log_shadow_runs(named)
+            else:  # proxy i % 3 made pair i; their batches of 16 commit proxy 2, 0, 1
+                for proxy in (2, 0, 1):
+                    own = named[proxy::3]
+                    for start in range(0, len(own), 16):
+                        store.log_shadow_runs(own[start : start + 16])
+            store.log(feedback=events)
+            order = [row["query_id"] for row in store.shadow_runs()]
+            decided[name] = (order, decide_test(store, test, now=T0 + timedelta(hours=1)))
+    (single_order, single), (fleet_order, fleet) = decided["single"], decided["fleet"]
+    assert fleet_order == single_order
+    assert single.decision == "graduate" and 20 <= single.n < 240  # decided mid-stream
+    assert fleet.to_dict() == single.to_dict()

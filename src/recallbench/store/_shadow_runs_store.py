@@ -72,13 +72,18 @@ class ShadowRunStore:
     ) -> list[dict[str, Any]]:
         """This workspace's shadow runs (with ``since <= created_at`` and ``created_at <=
         until`` when given), oldest first: the ranked lists as tuples of ids,
-        ``interleaved`` as a tuple of ``(doc_id, team)`` or None."""
+        ``interleaved`` as a tuple of ``(doc_id, team)`` or None.
+
+        The order is the rows' own: ``created_at`` (stamped by the proxy that made the
+        pair), then ``query_id`` on a tie, never the row's ``id``, which says only which
+        of several proxies committed first. So the sequential tests read a fleet's pairs
+        in the same order as one proxy's holding the same pairs."""
         query = select(shadow_runs).where(mine(shadow_runs, self.workspace))
         if since is not None:
             query = query.where(shadow_runs.c.created_at >= since)
         if until is not None:
             query = query.where(shadow_runs.c.created_at <= until)
-        query = query.order_by(shadow_runs.c.created_at, shadow_runs.c.id)
+        query = query.order_by(shadow_runs.c.created_at, shadow_runs.c.query_id)
         with transaction(self._engine) as connection:
             rows = [dict(row) for row in connection.execute(query).mappings()]
         for row in rows:

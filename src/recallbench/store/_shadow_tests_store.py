@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Connection, Engine, RowMapping, select, update
+from sqlalchemy.exc import IntegrityError
 
 from recallbench.core._errors import ConfigError
 from recallbench.store._engine import transaction
@@ -80,26 +81,31 @@ class ShadowTestStore:
             "stopped_at": None,
             "status": "running",
         }
-        with transaction(self._engine, write=True) as connection:
-            taken = select(shadow_tests.c.id).where(
-                mine(shadow_tests, self.workspace), shadow_tests.c.name == name
-            )
-            if connection.execute(taken).first() is not None:
-                raise ConfigError(
-                    f"a shadow test named {name!r} exists already in workspace "
-                    f"{self.workspace!r}: choose another name"
+        taken_message = (
+            f"a shadow test named {name!r} exists already in workspace "
+            f"{self.workspace!r}: choose another name"
+        )
+        try:
+            with transaction(self._engine, write=True) as connection:
+                taken = select(shadow_tests.c.id).where(
+                    mine(shadow_tests, self.workspace), shadow_tests.c.name == name
                 )
-            key = connection.execute(shadow_tests.insert().values(**row)).inserted_primary_key
-            assert key is not None
-            decision = {
-                "workspace_id": self.workspace,
-                "test_id": key[0],
-                "at": at,
-                "decision": "start",
-                "evidence": _json_object({"rule": rule, "guardrails": guardrails or {}}),
-                "actor": actor,
-            }
-            connection.execute(shadow_decisions.insert().values(**decision))
+                if connection.execute(taken).first() is not None:
+                    raise ConfigError(taken_message)
+                inserted = connection.execute(shadow_tests.insert().values(**row))
+                key = inserted.inserted_primary_key
+                assert key is not None
+                decision = {
+                    "workspace_id": self.workspace,
+                    "test_id": key[0],
+                    "at": at,
+                    "decision": "start",
+                    "evidence": _json_object({"rule": rule, "guardrails": guardrails or {}}),
+                    "actor": actor,
+                }
+                connection.execute(shadow_decisions.insert().values(**decision))
+        except IntegrityError:  # started by another process since the check (PostgreSQL)
+            raise ConfigError(taken_message) from None
         found = self.shadow_test(name)
         assert found is not None
         return found
@@ -153,6 +159,22 @@ class ShadowTestStore:
                 raise ConfigError(f"shadow test {name} is {status}, not running: nothing to stop")
             if decision in ("graduate", "rollback") and status in ("graduated", "rolled_back"):
                 raise ConfigError(f"shadow test {name} is {status} already")
+            if decision in ends:
+                # compare and set on the status read above: of two deciders at once (two
+                # CLIs, two hosts) the second finds it changed and records nothing. SQLite's
+                # write transaction serialises them already; PostgreSQL's read committed
+                # does not, and its UPDATE waits for the first and then matches no row.
+                ended = connection.execute(
+                    update(shadow_tests)
+                    .where(shadow_tests.c.id == test["id"], shadow_tests.c.status == status)
+                    .values(status=ends[decision], stopped_at=test["stopped_at"] or at)
+                )
+                if ended.rowcount != 1:
+                    now = self._test_row(connection, name)["status"]
+                    raise ConfigError(
+                        f"shadow test {name} was decided meanwhile (it is {now} now): "
+                        "nothing recorded"
+                    )
             connection.execute(
                 shadow_decisions.insert().values(
                     workspace_id=self.workspace,
@@ -163,12 +185,6 @@ class ShadowTestStore:
                     actor=actor,
                 )
             )
-            if decision in ends:
-                connection.execute(
-                    update(shadow_tests)
-                    .where(shadow_tests.c.id == test["id"])
-                    .values(status=ends[decision], stopped_at=test["stopped_at"] or at)
-                )
         return ShadowDecision(name, at, decision, json.loads(evidence_text), actor)
 
     def shadow_decisions(self, name: str) -> list[ShadowDecision]:
