@@ -203,6 +203,34 @@ def test_shards_record_their_part_of_a_recording(tmp_path: Path) -> None:
     [path] = (tmp_path / "rec").rglob("*.jsonl")
     whole = [json.loads(line) for line in path.read_text().splitlines()[1:]]
     assert answers == {line["query_id"]: (line["text_sha256"], line["hits"]) for line in whole}
+    # a shard replays its own part under --strict, not another's
+    replay = [*common, "--replay", str(tmp_path / "shard-1" / "rec"), "--strict"]
+    invoke([*replay, "--shard", "1/2", "--out", str(tmp_path / "again")])
+    output = invoke([*replay, "--shard", "2/2", "--out", str(tmp_path / "other")], code=2)
+    assert "have no recorded answer" in output
+    # the parts concatenated are a whole recording
+    joined = tmp_path / "joined" / path.relative_to(tmp_path / "rec")
+    joined.parent.mkdir(parents=True)
+    joined.write_text(
+        "".join(
+            next((tmp_path / f"shard-{i}" / "rec").rglob("*.jsonl")).read_text() for i in (1, 2)
+        )
+    )
+    invoke(
+        [
+            *common,
+            "--replay",
+            str(tmp_path / "joined"),
+            "--strict",
+            "--out",
+            str(tmp_path / "replayed"),
+        ]
+    )
+    replayed = json.loads((tmp_path / "replayed" / "run.json").read_text())["results"]
+    live = json.loads((tmp_path / "whole" / "run.json").read_text())["results"]
+    assert [(r["query_id"], r["hits"]) for r in replayed] == [
+        (r["query_id"], r["hits"]) for r in live
+    ]
 
 
 def test_bench_shards_merge_into_the_bench(tmp_path: Path, frozen_clock: None) -> None:
@@ -337,3 +365,11 @@ def test_merge_refuses_a_dataset_that_changed(tmp_path: Path) -> None:
         )
     locomo_file(tmp_path, conversations=3, seed=9)  # rewritten in place
     refused(tmp_path / "out", shards, f"dataset locomo:{path}: its fingerprint", "changed")
+
+
+def test_help_shows_examples() -> None:
+    for command in ("run", "bench", "merge"):
+        shown = invoke([command, "--help"])
+        assert "Examples:" in shown
+        assert "--shard" in shown
+    assert "recallbench merge out/merged out/shard-1 out/shard-2" in invoke(["merge", "--help"])

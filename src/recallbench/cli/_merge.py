@@ -26,7 +26,8 @@ from recallbench.runner._shard import ShardManifest
 @click.command(
     epilog="""\b
 Examples:
-  recallbench run --shard 1/2 --out out/shard-1 && recallbench run --shard 2/2 --out out/shard-2
+  recallbench run --shard 1/2 --out out/shard-1   # on one machine
+  recallbench run --shard 2/2 --out out/shard-2   # on another
   recallbench merge out/merged out/shard-1 out/shard-2
   recallbench merge out/bench shards/*/ --dataset locomo:/data/locomo10.json
   recallbench merge out/merged out/shard-* --no-store --strict
