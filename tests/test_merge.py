@@ -373,3 +373,65 @@ def test_help_shows_examples() -> None:
         assert "Examples:" in shown
         assert "--shard" in shown
     assert "recallbench merge out/merged out/shard-1 out/shard-2" in invoke(["merge", "--help"])
+
+
+def test_more_shards_than_conversations(tmp_path: Path, frozen_clock: None) -> None:
+    """Empty shards run nothing and merge as nothing; a shard records no history."""
+    data = f"locomo:{locomo_file(tmp_path, conversations=2, seed=4)}"
+    common = ["run", "--dataset", data, "--system", "builtin-lexical", *MEASURES]
+    out = tmp_path / "out"
+    invoke([*common, "--out", str(out), "--store", f"sqlite:///{tmp_path / 'whole.db'}"])
+    whole = files_of(out)
+    shutil.move(out, tmp_path / "whole")
+    shards = [tmp_path / f"shard-{i}" for i in range(1, 5)]
+    shard_store = f"sqlite:///{tmp_path / 'shards.db'}"
+    for index, shard in enumerate(shards, 1):
+        invoke([*common, "--shard", f"{index}/4", "--out", str(shard), "--store", shard_store])
+    asked = [json.loads((s / "run.json").read_text())["results"] for s in shards]
+    assert sorted(map(len, asked))[:2] == [0, 0]
+    assert history(shard_store) == []
+    invoke(["merge", str(out), *map(str, shards), "--store", f"sqlite:///{tmp_path / 'm.db'}"])
+    assert files_of(out) == whole
+    assert history(f"sqlite:///{tmp_path / 'm.db'}") == history(
+        f"sqlite:///{tmp_path / 'whole.db'}"
+    )
+
+
+def test_merge_loads_the_dataset_from_elsewhere_by_fingerprint(
+    tmp_path: Path, three_shards: tuple[Path, str, list[Path]]
+) -> None:
+    _, data, shards = three_shards
+    (tmp_path / "elsewhere").mkdir()
+    moved = tmp_path / "elsewhere" / "locomo-like.json"  # its name is the dataset's
+    shutil.copy(data.removeprefix("locomo:"), moved)
+    other = locomo_file(tmp_path, conversations=2, seed=8)
+    out = tmp_path / "out"
+    refusal = invoke(
+        ["merge", str(out), *map(str, shards), "--no-store", "--dataset", f"locomo:{other}"], code=2
+    )
+    assert f"--dataset locomo:{other}: locomo-like (" in refusal
+    assert "is not a dataset the shards ran on" in refusal
+    assert not out.exists()
+    output = invoke(
+        ["merge", str(out), *map(str, shards), "--no-store", "--dataset", f"locomo:{moved}"]
+    )
+    assert "merged 1 report" in output
+    assert json.loads((out / "report.json").read_text())["counts"]["missing"] == 0
+
+
+def test_a_merge_that_fails_while_writing_leaves_out_as_it_was(
+    tmp_path: Path, three_shards: tuple[Path, str, list[Path]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, _, shards = three_shards
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "report.json").write_text("an older report")
+
+    def full(*_: object, **__: object) -> None:
+        raise OSError(28, "No space left on device", str(out / "report.html"))
+
+    monkeypatch.setattr("recallbench.render._write.render_report_html", full)
+    output = invoke(["merge", str(out), *map(str, shards), "--no-store"], code=2)
+    assert "No space left on device" in output
+    assert files_of(out) == {"report.json": b"an older report"}
+    assert [p.name for p in out.iterdir()] == ["report.json"]

@@ -109,22 +109,31 @@ def merge(
 def _datasets(manifest: ShardManifest, specs: Sequence[str]) -> list[Dataset]:
     """The shards' datasets, loaded from --dataset (by fingerprint) or the recorded specs;
     a dataset that changed since the shards ran is refused."""
-    given = {dataset.sha256: dataset for dataset in (load_dataset(spec) for spec in specs)}
+    given: dict[str, tuple[str, Dataset]] = {}
+    for spec in specs:
+        dataset = load_dataset(spec)
+        given[dataset.sha256] = (spec, dataset)
+    ran = {entry.ref.sha256: entry.ref for entry in manifest.datasets}
+    for sha, (spec, dataset) in given.items():
+        if sha not in ran:
+            shown = ", ".join(f"{ref.name} ({key[:12]})" for key, ref in ran.items())
+            raise ConfigError(
+                f"--dataset {spec}: {dataset.name} ({sha[:12]}) is not a dataset the shards "
+                f"ran on: {shown} (name and content must be the same)"
+            )
     found = []
     for entry in manifest.datasets:
-        dataset = given.pop(entry.ref.sha256, None)
-        if dataset is None:
-            dataset = load_dataset(entry.spec)
-            if dataset.sha256 != entry.ref.sha256:
-                raise ConfigError(
-                    f"dataset {entry.spec}: its fingerprint is {dataset.sha256[:12]}, the "
-                    f"shards ran on {entry.ref.sha256[:12]} ({entry.ref.name}): it changed "
-                    "since (give the one they ran on with --dataset)"
-                )
+        if entry.ref.sha256 in given:
+            found.append(given[entry.ref.sha256][1])
+            continue
+        dataset = load_dataset(entry.spec)
+        if dataset.sha256 != entry.ref.sha256:
+            raise ConfigError(
+                f"dataset {entry.spec}: its fingerprint is {dataset.sha256[:12]}, the "
+                f"shards ran on {entry.ref.sha256[:12]} ({entry.ref.name}): it changed "
+                "since (give the one they ran on with --dataset)"
+            )
         found.append(dataset)
-    if given:
-        names = ", ".join(f"{d.name} ({sha[:12]})" for sha, d in given.items())
-        raise ConfigError(f"--dataset {names}: not a dataset the shards ran on")
     return found
 
 
