@@ -9,7 +9,8 @@ thousand of them: per-query lines (``-q``) are compared case by case, the summar
 the whole file and over smaller files. The Python engine reads every file pair both ways:
 with the compiled engine's reader and with the exact line reader (the compiled one hidden);
 the compiled engine itself is checked in test_trec_native. A few whole
-command-line runs check what belongs to a file: the run's tag, ``-n``, missing queries.
+command-line runs check what belongs to a file: the run's tag, ``-n``, missing queries,
+also with the run streamed (grouped by query, read a few bytes at a time).
 
 Left out, with the reason:
 
@@ -27,6 +28,7 @@ A failure prints the seed, the flags and the case's qrels and run lines.
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
 import subprocess
@@ -167,9 +169,13 @@ def run_binary(binary: Path, args: Sequence[str]) -> str:
 @contextmanager
 def engine(path: str) -> Iterator[None]:
     """Read with the exact line reader or the compiled engine's reader (the Python engine
-    evaluates either way)."""
+    evaluates either way); ``streamed``: the compiled engine streams every run, in blocks
+    of a few bytes (see recallbench.measures._trec_native.stream_block)."""
     if path == "lines":
         with mock.patch.object(_files, "_ctrec", None):
+            yield
+    elif path == "streamed":
+        with mock.patch.dict(os.environ, {"RECALLBENCH_STREAM_BLOCK": "5"}):
             yield
     else:
         yield
@@ -260,10 +266,11 @@ def cli(args: Sequence[str], path: str = "lines") -> str:
     return result.stdout
 
 
-@pytest.mark.parametrize("path", ["lines", "compiled"])
+@pytest.mark.parametrize("path", ["lines", "compiled", "streamed"])
 def test_whole_command_matches_trec_eval(trec_eval: Path, tmp_path: Path, path: str) -> None:
     """Per-file behaviour through the command line: the run's tag (the last line's), the
-    summary and -n, queries missing on either side, default measures."""
+    summary and -n, queries missing on either side, default measures (streamed: the run
+    grouped by query, as streaming needs)."""
     rng = random.Random(SEED)
     for number in range(24):
         flags = rng.sample(["-q", "-n", "-c", "-J"], rng.randint(0, 4))
@@ -276,6 +283,8 @@ def test_whole_command_matches_trec_eval(trec_eval: Path, tmp_path: Path, path: 
         cases = [generate(SEED, i, "-c" in flags) for i in range(start, start + 40)]
         qrels, run = write(cases, tmp_path / str(number))
         lines = run.read_text(encoding="utf-8").splitlines()
+        if path == "streamed":
+            lines.sort(key=lambda line: line.split()[0])  # stable: grouped by query
         lines[0] = lines[0].rsplit(" ", 1)[0] + " first_tag"
         lines[-1] = lines[-1].rsplit(" ", 1)[0] + " last_tag"
         run.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -7,8 +7,9 @@ other or differ only in case, and scores written every way a plain decimal can b
 flag combination of the property test, with the official measures, ``-m all_trec`` and
 every family's parameters in every form it takes, is checked against the binary (where
 trec_eval 10.0 runs: every judged query in the run unless -c) and against the Python
-engine (on everything), byte for byte. Then what it must decline, each for its own
-reason, and the dict path of ``recallbench.evaluate``.
+engine (on everything), byte for byte, the run read whole and streamed (grouped by query,
+read in small blocks). Then what it must decline, each for its own reason, and the dict
+path of ``recallbench.evaluate``.
 
 Both engines do trec_eval's arithmetic in trec_eval's order, so their values are equal to
 the last bit, the means too (see :func:`test_rbp_rounds_as_trec_eval_does`).
@@ -146,7 +147,10 @@ def generated(folder: Path, seed: int, every_judged_ran: bool) -> tuple[Path, Pa
     return write(folder, qrels, run, rng)
 
 
-def native(qrels: Path, run: Path, flags: Sequence[str], measures: Sequence[str]) -> str | None:
+def native(
+    qrels: Path, run: Path, flags: Sequence[str], measures: Sequence[str], block: int = 0
+) -> str | None:
+    """The compiled engine's ``-q`` output, the run read whole or streamed (``block``)."""
     options = options_of(flags)
     done = evaluate_files_text(
         qrels,
@@ -157,8 +161,22 @@ def native(qrels: Path, run: Path, flags: Sequence[str], measures: Sequence[str]
         max_docs=options.max_docs,
         judged_only=options.judged_only,
         per_query=True,
+        block=block,
     )
     return None if done is None else done[0]
+
+
+def group_by_query(run: Path) -> Path:
+    """A copy of ``run`` with each query's lines together (queries in order of first
+    appearance, a query's lines in file order), as a streamed run must be."""
+    groups: dict[bytes, list[bytes]] = {}
+    for line in run.read_bytes().split(b"\n"):
+        if line:
+            fields = line.split()  # C isspace, as the engines split
+            groups.setdefault(fields[0] if fields else b"", []).append(line + b"\n")
+    grouped = run.with_name(run.name + ".grouped")
+    grouped.write_bytes(b"".join(b"".join(lines) for lines in groups.values()))
+    return grouped
 
 
 @pytest.mark.parametrize(
@@ -175,6 +193,10 @@ def test_matches_trec_eval_and_the_python_engine(
         ours = native(qrels, run, flags, measures)
         assert ours is not None, "the compiled engine declined plain files"
         assert ours == in_process(qrels, run, flags, measures), f"Python engine, {flags}"
+        grouped = group_by_query(run)  # streamed: a block's end inside lines and queries
+        for block in (7, 4096):
+            streamed = native(qrels, grouped, flags, measures, block)
+            assert streamed == ours, f"streamed in blocks of {block} bytes, {flags}"
         if every_judged_ran or "-c" in flags:  # else trec_eval 10.0 exits 4
             expected = run_binary(trec_eval, [*flags, *measures, "-q", str(qrels), str(run)])
             assert ours == expected, f"trec_eval, {flags}"
