@@ -31,11 +31,13 @@ queries without evidence. A harvest that yields no query writes nothing and says
 
 from __future__ import annotations
 
+import json
 import random
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from recallbench.core import ConfigError, Dataset, Document, Query
 from recallbench.core._query_key import WITHHELD
@@ -71,6 +73,10 @@ class _Pooled:
     events: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     """Memory id -> kinds of feedback about it."""
     texts: dict[str, str] = field(default_factory=dict)
+    seen: set[str] = field(default_factory=set)
+    """The results (JSON) already pooled."""
+    last_texts: str | None = None
+    """The texts (JSON) pooled last."""
 
 
 @dataclass(frozen=True)
@@ -88,18 +94,57 @@ class HarvestStats:
     """Feedback events about those queries (still in the store, unused here)."""
 
 
+LoggedSearch = tuple[str, str, str | None, str | None, datetime, str, str]
+"""What harvest reads of a logged query: (query_id, text, intent, category, created_at,
+results, texts), the last two as the store keeps them (JSON)."""
+
+
 def _pool(entries: Sequence[QueryLogEntry]) -> list[_Pooled]:
+    rows = sorted(entries, key=lambda e: (e.created_at, e.query_id))
+    return _pool_rows(
+        (e.query_id, e.text, e.intent, e.category, e.created_at, e.results, e.texts) for e in rows
+    )
+
+
+def _pool_rows(
+    rows: Iterable[tuple[str, str, str | None, str | None, datetime, Any, Any]],
+) -> list[_Pooled]:
+    """Rows in (created_at, query_id) order pooled by query key. ``results`` and ``texts``
+    are the entry's own or, as a stream from the store holds them, their JSON; the JSON of
+    a repeated search is parsed once per pooled query (a query is asked again and again)."""
     pooled: dict[str, _Pooled] = {}
-    for entry in sorted(entries, key=lambda e: (e.created_at, e.query_id)):
-        withheld = WITHHELD.fullmatch(entry.text)
-        key = f"[{withheld.group(1)}]" if withheld else normalise(entry.text)  # never a word
-        if not key:
+    keys: dict[str, str] = {}
+    for query_id, text, intent, category, created_at, results, texts in rows:
+        key = keys.get(text)
+        if key is None:
+            withheld = WITHHELD.fullmatch(text)
+            key = keys[text] = f"[{withheld.group(1)}]" if withheld else normalise(text)
+        if not key:  # never a word
             continue
-        item = pooled.setdefault(key, _Pooled(entry))
-        item.query_ids.append(entry.query_id)
-        for rank, doc in enumerate(entry.results, start=1):
-            item.shown[doc] = min(rank, item.shown.get(doc, rank))
-        item.texts.update(entry.texts)
+        item = pooled.get(key)
+        if item is None:
+            first = QueryLogEntry(
+                query_id=query_id, text=text, created_at=created_at, intent=intent,
+                category=category,
+            )  # fmt: skip
+            item = pooled[key] = _Pooled(first)
+        item.query_ids.append(query_id)
+        if isinstance(results, str):
+            if results in item.seen:  # the best ranks of these results are in already
+                results = ()
+            else:
+                item.seen.add(results)
+                results = json.loads(results)
+        shown = item.shown
+        for rank, doc in enumerate(results, start=1):
+            if shown.get(doc, rank) >= rank:
+                shown[doc] = rank
+        if isinstance(texts, str):
+            if texts == item.last_texts:  # the same update again changes nothing
+                continue
+            item.last_texts = texts
+            texts = json.loads(texts)
+        item.texts.update(texts)
     return list(pooled.values())
 
 
@@ -143,17 +188,82 @@ def harvest(
     metadata: Mapping[str, object] | None = None,
 ) -> tuple[Dataset, HarvestStats]:
     """A dataset from logged queries, feedback and judgments (rules in the module docstring)."""
+    _check_sample(sample_per_intent)
+    return _harvest(
+        _pool(entries),
+        len(entries),
+        ((event.query_id, event.kind, event.doc_id) for event in feedback),
+        judgments,
+        name=name,
+        sample_per_intent=sample_per_intent,
+        seed=seed,
+        metadata=metadata,
+    )
+
+
+def harvest_log(
+    rows: Iterable[LoggedSearch],
+    feedback: Iterable[tuple[str, str, str | None]],
+    judgments: Sequence[Judgment],
+    *,
+    name: str = "harvested",
+    sample_per_intent: int | None = None,
+    seed: int = 0,
+    metadata: Mapping[str, object] | None = None,
+) -> tuple[Dataset, HarvestStats]:
+    """:func:`harvest` of a log streamed as the store keeps it (``Store.query_log_stream``,
+    in its order), its feedback as (query_id, kind, doc_id) (``Store.feedback_stream``)
+    and its judgments: the same dataset, without holding the log as entries."""
+    _check_sample(sample_per_intent)
+    logged = 0
+
+    def counted() -> Iterator[LoggedSearch]:
+        nonlocal logged
+        for logged, row in enumerate(rows, start=1):  # noqa: B007 - the count is the point
+            yield row
+
+    pooled = _pool_rows(counted())
+    return _harvest(
+        pooled,
+        logged,
+        feedback,
+        judgments,
+        name=name,
+        sample_per_intent=sample_per_intent,
+        seed=seed,
+        metadata=metadata,
+    )
+
+
+def _check_sample(sample_per_intent: int | None) -> None:
     if sample_per_intent is not None and sample_per_intent < 1:
         raise ConfigError(f"--sample-per-intent must be at least 1, got {sample_per_intent}")
-    pooled = _pool(entries)
+
+
+def _harvest(
+    pooled: list[_Pooled],
+    logged: int,
+    feedback: Iterable[tuple[str, str, str | None]],
+    judgments: Iterable[Judgment],
+    *,
+    name: str,
+    sample_per_intent: int | None,
+    seed: int,
+    metadata: Mapping[str, object] | None,
+) -> tuple[Dataset, HarvestStats]:
     withheld = [item for item in pooled if WITHHELD.fullmatch(item.entry.text)]
     hidden = {qid for item in withheld for qid in item.query_ids}
-    pooled_with_texts = [item for item in pooled if item not in withheld]
+    withheld_ids = {id(item) for item in withheld}
+    pooled_with_texts = [item for item in pooled if id(item) not in withheld_ids]
     of_query = {qid: item for item in pooled_with_texts for qid in item.query_ids}
-    for event in feedback:
-        item = of_query.get(event.query_id)
-        if item is not None and event.doc_id is not None:
-            item.events[event.doc_id].append(event.kind)
+    withheld_feedback = 0
+    for query_id, kind, doc_id in feedback:
+        item = of_query.get(query_id)
+        if item is not None:
+            if doc_id is not None:
+                item.events[doc_id].append(kind)
+        elif query_id in hidden:
+            withheld_feedback += 1
     manual: dict[tuple[int, str], int] = {}
     for judgment in judgments:
         item = of_query.get(judgment.query_id)
@@ -200,14 +310,14 @@ def harvest(
     used = {doc for judged in qrels.values() for doc in judged}
     documents = tuple(Document(id=doc, text=texts[doc]) for doc in sorted(used))
     stats = HarvestStats(
-        logged=len(entries),
+        logged=logged,
         unique=len(pooled),
         sampled=len(chosen),
         without_evidence=without_evidence,
         documents_without_text=len(missing_text - used),
         logged_ids=tuple(harvested_ids),
         withheld=len(withheld),
-        withheld_feedback=sum(event.query_id in hidden for event in feedback),
+        withheld_feedback=withheld_feedback,
     )
     dataset = Dataset(
         name=name,

@@ -8,16 +8,26 @@ write is confined to the store's workspace.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import datetime
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, Engine, Table, delete, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Engine,
+    Table,
+    Text,
+    delete,
+    select,
+    type_coerce,
+    update,
+)
 
 from recallbench.store._engine import transaction
 from recallbench.store._rows import chunks
 from recallbench.store._statements import dialect_insert, mine
-from recallbench.store._tables import feedback_events, judgments, query_log
+from recallbench.store._tables import as_utc, feedback_events, judgments, query_log
 from recallbench.store._telemetry import FeedbackEvent, Judgment, JudgmentSource, QueryLogEntry
 from recallbench.store._telemetry_rows import (
     feedback_event,
@@ -31,6 +41,8 @@ from recallbench.store._telemetry_rows import (
 
 BATCH = 5_000
 """Rows per executemany call: bounds the memory of one statement's parameters."""
+STREAM_BATCH = 20_000
+"""Rows fetched at a time by the streaming reads."""
 
 
 class QueryLogStore:
@@ -121,6 +133,54 @@ class QueryLogStore:
             query = query.limit(limit)
         with transaction(self._engine) as connection:
             return [query_entry(row) for row in connection.execute(query).mappings()]
+
+    def query_log_stream(
+        self, since: datetime | None = None, until: datetime | None = None
+    ) -> Iterator[tuple[str, str, str | None, str | None, datetime, str, str]]:
+        """(query_id, text, intent, category, created_at, results JSON, texts JSON) of the
+        queries :meth:`query_log` returns, oldest first, then by query id (code point
+        order): streamed in batches (a server-side cursor on PostgreSQL) and left as the
+        store keeps them, for a log too large to hold as entries (``recallbench
+        harvest``)."""
+        c = query_log.c
+        created = type_coerce(c.created_at, Text)  # unconverted: converted below, faster
+        query_id = (
+            c.query_id.collate("C") if self._engine.dialect.name == "postgresql" else c.query_id
+        )
+        query = select(c.query_id, c.text, c.intent, c.category, created, c.results, c.texts)
+        query = query.where(mine(query_log, self.workspace))
+        if since is not None:
+            query = query.where(c.created_at >= since)
+        if until is not None:
+            query = query.where(c.created_at < until)
+        query = query.order_by(c.created_at, query_id)
+        with transaction(self._engine) as connection:
+            options = connection.execution_options(stream_results=True, yield_per=STREAM_BATCH)
+            for part in options.execute(query).partitions():
+                for qid, text, intent, category, at, results, texts in part:
+                    yield qid, text, intent, category, _moment(at), results, texts
+
+    def feedback_stream(
+        self, since: datetime | None = None, until: datetime | None = None
+    ) -> Iterator[tuple[str, str, str | None]]:
+        """(query_id, kind, doc_id) of the feedback events about the queries logged with
+        ``since <= created_at < until`` (all of them when neither is given), in no
+        particular order, streamed in batches."""
+        f, q = feedback_events.c, query_log.c
+        query = select(f.query_id, f.kind, f.doc_id).where(mine(feedback_events, self.workspace))
+        if since is not None or until is not None:
+            logged = select(q.query_id).where(
+                q.workspace_id == f.workspace_id, q.query_id == f.query_id
+            )
+            if since is not None:
+                logged = logged.where(q.created_at >= since)
+            if until is not None:
+                logged = logged.where(q.created_at < until)
+            query = query.where(logged.exists())
+        with transaction(self._engine) as connection:
+            options = connection.execution_options(stream_results=True, yield_per=STREAM_BATCH)
+            for part in options.execute(query).partitions():
+                yield from part
 
     def feedback(
         self, query_ids: Sequence[str] | None = None, since: datetime | None = None
@@ -234,3 +294,11 @@ def _judgment_upsert(connection: Connection) -> Any:
 def _execute_many(connection: Connection, statement: Any, rows: list[dict[str, Any]]) -> None:
     for start in range(0, len(rows), BATCH):
         connection.execute(statement, rows[start : start + BATCH])
+
+
+def _moment(value: Any) -> datetime:
+    """A created_at as the driver returns it (SQLite: text in UTC, the format SQLAlchemy
+    writes; PostgreSQL: an aware datetime) as an aware datetime in UTC."""
+    if isinstance(value, str):
+        return as_utc(datetime.fromisoformat(value))
+    return value if value.tzinfo is UTC else as_utc(value)
