@@ -289,7 +289,7 @@ def run(
             for system in systems
         ]
         write_shard(out_dir, manifest, {"": runs}, console)
-        raise_for_failures(runs, strict)
+        raise_for_failures(runs, strict)  # each shard fails as the run would
         return
     with contextlib.ExitStack() as stack:
         # opened now: a bad store URL is refused before the run, not after it
