@@ -125,7 +125,7 @@ def history(
         for newest_first in series.values():
             oldest_first = newest_first[:limit][::-1]
             measures = wanted or list(oldest_first[-1].means)
-            values = [store.query_values(run.id) for run in oldest_first]
+            values = store.query_values_of(oldest_first)
             shown.append((oldest_first, series_statistics(values, _scales(measures))))
     console = make_console()
     if not runs:

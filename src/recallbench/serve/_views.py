@@ -65,7 +65,7 @@ def history(store: Store) -> dict[str, Any]:
         oldest = newest_first[:SERIES_RUNS][::-1]
         last = oldest[-1]
         measures = list(last.means)
-        values = [store.query_values(run.id) for run in oldest]
+        values = store.query_values_of(oldest)
         stats = series_statistics(values, _scales(measures))
         rows = []
         for measure in measures:
@@ -399,16 +399,29 @@ def shadow(store: Store) -> dict[str, Any]:
 def telemetry(store: Store, page: int, search: str) -> dict[str, Any]:
     """The query log, newest first, a page at a time (filtered by words of the query),
     with each query's feedback counted by kind; and every feedback kind's total."""
-    log = store.query_log()[::-1]
-    if search:
+    if search:  # no index answers a search of words: the texts are read, newest first
         words = search.casefold().split()
-        log = [e for e in log if all(w in e.text.casefold() for w in words)]
-    shown = log[page * PAGE : (page + 1) * PAGE]
+        matches: dict[str, bool] = {}  # by text: agents ask the same question again and again
+        found = []
+        for query_id, text in store.query_log_newest():
+            match = matches.get(text)
+            if match is None:
+                folded = text.casefold()
+                match = matches[text] = all(w in folded for w in words)
+            if match:
+                found.append(query_id)
+        total = len(found)
+        page_ids = found[page * PAGE : (page + 1) * PAGE]
+        by_id = store.query_log_entries(page_ids)
+        shown = [by_id[query_id] for query_id in page_ids]
+    else:  # a page of rows and two aggregates, whatever the log's size
+        total = store.query_log_count()
+        shown = store.query_log_page(page * PAGE, PAGE) if page * PAGE < total else []
     feedback = store.feedback([e.query_id for e in shown]) if shown else []
     kinds: dict[str, Counter[str]] = {}
     for event in feedback:
         kinds.setdefault(event.query_id, Counter())[event.kind] += 1
-    totals = Counter(event.kind for event in store.feedback())
+    totals = store.feedback_counts()
     return {
         "entries": [
             {
@@ -423,9 +436,9 @@ def telemetry(store: Store, page: int, search: str) -> dict[str, Any]:
             }
             for e in shown
         ],
-        "total": len(log),
+        "total": total,
         "page": page,
-        "pages": max(1, -(-len(log) // PAGE)),
+        "pages": max(1, -(-total // PAGE)),
         "search": search,
         "totals": dict(totals),
     }
@@ -433,7 +446,7 @@ def telemetry(store: Store, page: int, search: str) -> dict[str, Any]:
 
 def telemetry_query(store: Store, query_id: str) -> dict[str, Any] | None:
     """One logged query: its results with texts and channels, its feedback and labels."""
-    entry = next((e for e in store.query_log() if e.query_id == query_id), None)
+    entry = store.query_log_entry(query_id)
     if entry is None:
         return None
     labels: dict[str, list[dict[str, Any]]] = {}
@@ -465,14 +478,12 @@ def feedback(store: Store, kind: str, page: int) -> dict[str, Any]:
     """Feedback events, newest first, a page at a time (of one kind when given)."""
     from recallbench.store import FEEDBACK_KINDS
 
-    events = store.feedback()[::-1]
-    if kind:
-        events = [e for e in events if e.kind == kind]
+    total = store.feedback_count(kind)
     return {
-        "events": events[page * PAGE : (page + 1) * PAGE],
-        "total": len(events),
+        "events": store.feedback_page(page * PAGE, PAGE, kind) if page * PAGE < total else [],
+        "total": total,
         "page": page,
-        "pages": max(1, -(-len(events) // PAGE)),
+        "pages": max(1, -(-total // PAGE)),
         "kind": kind,
         "kinds": FEEDBACK_KINDS,
     }

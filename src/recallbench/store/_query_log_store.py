@@ -19,6 +19,7 @@ from sqlalchemy import (
     Table,
     Text,
     delete,
+    func,
     select,
     type_coerce,
     update,
@@ -181,6 +182,107 @@ class QueryLogStore:
             options = connection.execution_options(stream_results=True, yield_per=STREAM_BATCH)
             for part in options.execute(query).partitions():
                 yield from part
+
+    def query_log_page(self, offset: int, limit: int) -> list[QueryLogEntry]:
+        """A page of :meth:`query_log` newest first (the reverse of its order): ``limit``
+        entries after the first ``offset``."""
+        c = query_log.c
+        query = (
+            select(query_log)
+            .where(mine(query_log, self.workspace))
+            .order_by(c.created_at.desc(), c.id.desc())
+            .offset(offset)
+            .limit(limit)
+        )
+        with transaction(self._engine) as connection:
+            return [query_entry(row) for row in connection.execute(query).mappings()]
+
+    def query_log_entry(self, query_id: str) -> QueryLogEntry | None:
+        """The logged query with this id, None when there is none."""
+        query = select(query_log).where(
+            mine(query_log, self.workspace), query_log.c.query_id == query_id
+        )
+        with transaction(self._engine) as connection:
+            row = connection.execute(query).mappings().first()
+        return None if row is None else query_entry(row)
+
+    def query_log_count(self) -> int:
+        """How many queries this workspace logged."""
+        query = select(func.count()).select_from(query_log).where(mine(query_log, self.workspace))
+        with transaction(self._engine) as connection:
+            return int(connection.execute(query).scalar_one())
+
+    def query_log_newest(self) -> Iterator[tuple[str, str]]:
+        """(query_id, text) of every logged query, newest first (:meth:`query_log_page`'s
+        order), streamed in batches: for a search no index answers."""
+        c = query_log.c
+        query = (
+            select(c.query_id, c.text)
+            .where(mine(query_log, self.workspace))
+            .order_by(c.created_at.desc(), c.id.desc())
+        )
+        with transaction(self._engine) as connection:
+            options = connection.execution_options(stream_results=True, yield_per=STREAM_BATCH)
+            for part in options.execute(query).partitions():
+                yield from part
+
+    def query_log_entries(self, query_ids: Sequence[str]) -> dict[str, QueryLogEntry]:
+        """The logged queries with these ids, by id (ids never logged are left out)."""
+        found: dict[str, QueryLogEntry] = {}
+        with transaction(self._engine) as connection:
+            for part in chunks(unique(query_ids)):
+                query = select(query_log).where(
+                    mine(query_log, self.workspace), query_log.c.query_id.in_(part)
+                )
+                for row in connection.execute(query).mappings():
+                    found[row["query_id"]] = query_entry(row)
+        return found
+
+    def feedback_page(self, offset: int, limit: int, kind: str = "") -> list[FeedbackEvent]:
+        """A page of :meth:`feedback` newest first (of one kind when given)."""
+        c = feedback_events.c
+        query = select(feedback_events).where(mine(feedback_events, self.workspace))
+        if kind:
+            query = query.where(c.kind == kind)
+        query = query.order_by(c.created_at.desc(), c.id.desc()).offset(offset).limit(limit)
+        with transaction(self._engine) as connection:
+            return [feedback_event(row) for row in connection.execute(query).mappings()]
+
+    def feedback_counts(self) -> dict[str, int]:
+        """Feedback events by kind, the kinds in the order of their first event (oldest,
+        then first logged): what counting :meth:`feedback` in its order gives."""
+        c = feedback_events.c
+        query = (
+            select(c.kind, func.count(), func.min(c.created_at))
+            .where(mine(feedback_events, self.workspace))
+            .group_by(c.kind)
+        )
+        with transaction(self._engine) as connection:
+            rows = [(kind, int(n), as_utc(first)) for kind, n, first in connection.execute(query)]
+            firsts = [first for _, _, first in rows]
+            order: dict[str, tuple[datetime, int]] = {}
+            for kind, _, first in rows:
+                tie = 0
+                if firsts.count(first) > 1:  # two kinds' first events at one instant
+                    tie = connection.execute(
+                        select(func.min(c.id)).where(
+                            mine(feedback_events, self.workspace),
+                            c.kind == kind,
+                            c.created_at == first,
+                        )
+                    ).scalar_one()
+                order[kind] = (first, tie)
+        return {kind: n for kind, n, _ in sorted(rows, key=lambda row: order[row[0]])}
+
+    def feedback_count(self, kind: str = "") -> int:
+        """How many feedback events this workspace holds (of one kind when given)."""
+        c = feedback_events.c
+        query = select(func.count()).select_from(feedback_events)
+        query = query.where(mine(feedback_events, self.workspace))
+        if kind:
+            query = query.where(c.kind == kind)
+        with transaction(self._engine) as connection:
+            return int(connection.execute(query).scalar_one())
 
     def feedback(
         self, query_ids: Sequence[str] | None = None, since: datetime | None = None

@@ -8,6 +8,7 @@ and PostgreSQL; the online telemetry (query log, feedback, judgments) comes from
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
@@ -204,6 +205,36 @@ class Store(TelemetryStore, AnnotationStore):
             for query_id, measure, value in rows:
                 values[query_id][measure] = value
         return values
+
+    def query_values_of(
+        self, runs: Sequence[StoredRun]
+    ) -> list[dict[str, dict[str, float | None]]]:
+        """:meth:`query_values` of each of ``runs`` (runs of this workspace, as
+        :meth:`runs` returns them), in a few statements for all of them rather than three
+        per run: a trend reads dozens of runs of a thousand values each."""
+        found: dict[int, dict[str, dict[str, float | None]]] = {}
+        names = {run.id: list(run.means) for run in runs}
+        q, v = eval_queries.c, eval_query_values.c
+        with transaction(self._engine) as connection:
+            for part in chunks(list(names)):
+                queries = connection.execute(
+                    select(q.run_id, q.query_id)
+                    .where(q.run_id.in_(part), q.workspace_id == self.workspace)
+                    .order_by(q.run_id, q.position)
+                )
+                for run_id, query_id in queries:
+                    run = found.get(run_id)
+                    if run is None:
+                        run = found[run_id] = {}
+                    run[query_id] = dict.fromkeys(names[run_id])
+                rows = connection.execute(
+                    select(v.run_id, v.query_id, v.measure, v.value).where(
+                        v.run_id.in_(part), v.workspace_id == self.workspace
+                    )
+                )
+                for run_id, query_id, measure, value in rows:
+                    found[run_id][query_id][measure] = value
+        return [found.get(run.id, {}) for run in runs]
 
     def close(self) -> None:
         """Release the database connections."""
