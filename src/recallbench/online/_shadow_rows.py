@@ -1,6 +1,8 @@
 """The shadow's pairs as rows of ``shadow_runs``: written from the proxy's logging thread,
 in batches (:data:`BATCH_ROWS` pairs or :data:`BATCH_SECONDS`, one transaction each: the
-commit and its sync to disk were 5 ms per pair), the last batch when the proxy stops.
+commit and its sync to disk were 5 ms per pair), the last batch when the proxy stops. A
+batch the store refused is written once more: the store skips the query ids it holds, so a
+failure that came after the commit stores nothing twice.
 
 A pair is the primary's side of one of the agent's searches (:class:`Mirrored`) and the
 candidate's answer. Both answers are parsed into ranked ids and compared (Kendall's tau,
@@ -17,6 +19,7 @@ a pair handed to the logging thread is a row or a drop counted with its reason.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -46,6 +49,8 @@ BATCH_ROWS = 64
 """Pairs written to ``shadow_runs`` in one transaction, at most."""
 BATCH_SECONDS = 0.25
 """Seconds a pair waits at most before its batch is written (fewer pairs than BATCH_ROWS)."""
+RETRY_DELAY = 0.1
+"""Seconds before a batch the store refused is written again (once)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,13 +186,21 @@ class ShadowRuns:
         if self.store is None:
             self.stats.drop(NO_STORE, len(rows))
             return
-        try:
-            self.store.log_shadow_runs(rows)
-        except Exception as error:  # the agent's calls are not concerned
-            self.stats.drop(STORE_FAILED, len(rows))
-            warn(f"{len(rows)} shadow runs were not stored: {type(error).__name__}: {error}")
-        else:
-            self.stats.stored(len(rows))
+        for attempt in (1, 2):
+            try:
+                self.store.log_shadow_runs(rows)
+            except Exception as error:  # the agent's calls are not concerned
+                if attempt == 1:
+                    # once more: a dropped connection (a PostgreSQL restart, a failover)
+                    # passes; a batch whose commit went through before the failure stores
+                    # nothing twice (one row per query id, m012)
+                    time.sleep(RETRY_DELAY)
+                    continue
+                self.stats.drop(STORE_FAILED, len(rows))
+                warn(f"{len(rows)} shadow runs were not stored: {describe_error(error)}")
+            else:
+                self.stats.stored(len(rows))
+            return
 
     def finish(self) -> None:
         """The logging thread has stopped: the last batch is written, the exit line said,
