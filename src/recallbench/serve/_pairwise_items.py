@@ -55,15 +55,21 @@ def _texts(entries: Sequence[QueryLogEntry]) -> dict[str, str]:
     return texts
 
 
-def shadow_items(store: Store, log: Sequence[QueryLogEntry]) -> list[PairwiseItem]:
-    """A shadow test's control and treatment lists of each shadowed query."""
+def shadow_items(
+    store: Store, log: Sequence[QueryLogEntry], newest: int | None = None
+) -> list[PairwiseItem]:
+    """A shadow test's control and treatment lists of each shadowed query (of the
+    ``newest`` shadow runs only, when given), oldest first."""
     by_id = {entry.query_id: entry for entry in log}
+    c = shadow_runs.c
+    query = select(shadow_runs).where(c.workspace_id == store.workspace)
+    if newest is not None:
+        query = query.order_by(c.created_at.desc(), c.id.desc()).limit(newest)
+    else:
+        query = query.order_by(c.created_at, c.id)
     with transaction(store._engine) as connection:
-        rows = connection.execute(
-            select(shadow_runs)
-            .where(shadow_runs.c.workspace_id == store.workspace)
-            .order_by(shadow_runs.c.created_at, shadow_runs.c.id)
-        ).mappings()
+        found = list(connection.execute(query).mappings())
+        rows = found[::-1] if newest is not None else found
         items = []
         for row in rows:
             control = tuple(json.loads(row["control_results"]))

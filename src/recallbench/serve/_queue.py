@@ -2,10 +2,12 @@
 adjudicate, and pairs of rankings of one query to compare blind.
 
 Graded pairs come first from more ``sources`` (the judging pool of runs, in the pool's
-order: what someone asked to have judged), then from the query log (every logged result,
-in logging order, then rank), then with ``--dataset`` from the dataset (per query in its
-order: the pairs the LLM judge labelled in the store first, so that every human label also
-measures the judge, then the pairs the dataset's authors judged).
+order: what someone asked to have judged), then from the query log (every result of its
+newest ``QUEUE_SEARCHES`` searches, in logging order, then rank: a log of millions of
+searches is more than anyone labels, and reading it all would stall every page), then
+with ``--dataset`` from the dataset (per query in its order: the pairs the LLM judge
+labelled in the store first, so that every human label also measures the judge, then the
+pairs the dataset's authors judged).
 
 Each annotator labels a pair once (their label is kept apart from the others', see
 :mod:`recallbench.store._annotations_store`): a pair leaves *their* queue once they labelled
@@ -54,6 +56,8 @@ if TYPE_CHECKING:
     from recallbench.store import QueryLogEntry, Store
 
 GRADE_KEYS = ("0", "1", "2", "3")
+QUEUE_SEARCHES = 10_000
+"""The newest searches (and shadow pairs) whose results the queue offers."""
 REFRESH_SECONDS = 30.0
 """How long the candidates read from the store are reused before they are read again
 (each label reloads the page: re-reading a large query log every time would be slow)."""
@@ -124,7 +128,7 @@ class Queue:
         """Read the candidates from the store again (at most every REFRESH_SECONDS)."""
         if not force and time.monotonic() - self._read_at < REFRESH_SECONDS:
             return
-        log = self.store.query_log()
+        log = self.store.query_log_page(0, QUEUE_SEARCHES)[::-1]  # in logging order
         # the sources first: pairs someone asked to have judged (--pool) come before the
         # query log's and the dataset's, which are there to check labels already given
         pairs = [pair for source in self.sources for pair in source()]
@@ -134,7 +138,7 @@ class Queue:
         by_key: dict[tuple[str, str], Pair] = {}
         for pair in pairs:
             by_key.setdefault(pair.key, pair)
-        items = shadow_items(self.store, log) + log_items(log)
+        items = shadow_items(self.store, log, QUEUE_SEARCHES) + log_items(log)
         with self._lock:
             self._pairs = list(by_key.values())
             self._by_key = by_key
