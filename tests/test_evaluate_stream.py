@@ -8,7 +8,9 @@ generated runs): with a block's end at every byte of a file with comments, blank
 CRLF, extra fields, queries on one side only and no final newline; the run's tag is its
 last data line's. A run that is not grouped is refused with the line where a query comes
 back and a command that groups it, and that command's output gives trec_eval's results.
-A streamed run of 2M lines takes a fraction of the memory of one read whole.
+The Python engine (recallbench's own measures) reads a streamed run a range of query
+groups at a time, with the same results. A streamed run of 2M lines takes a fraction of
+the memory of one read whole.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from click.testing import CliRunner
 from recallbench import evaluate
 from recallbench.cli import main
 from recallbench.core import RunFileError
-from recallbench.measures import _trec_native
+from recallbench.measures import _files, _trec_native
+from recallbench.measures._files import evaluate_files
 from recallbench.measures._trec_native import (
     STREAM_BLOCK,
     STREAM_BLOCK_VARIABLE,
@@ -34,7 +37,8 @@ from recallbench.measures._trec_native import (
     evaluate_files_text,
     stream_block,
 )
-from test_trec_eval_property import build_trec_eval, run_binary
+from recallbench.measures._trec_sets import expand_trec_measures
+from test_trec_eval_property import build_trec_eval, in_process, options_of, run_binary
 from test_trec_native import assert_same_evaluations, generated, group_by_query
 
 pytestmark = pytest.mark.skipif(
@@ -244,3 +248,51 @@ def test_a_streamed_run_takes_a_fraction_of_the_memory(tmp_path: Path) -> None:
     whole, streamed = peak_kib(command, 0), peak_kib(command, 2**20)
     assert 3 * streamed < whole, (streamed, whole)
     assert text(qrels, run, 2**20) == text(qrels, run, 0)
+
+
+@pytest.mark.parametrize("flags", [(), ("-c",), ("-J", "-M", "3", "-l", "2")], ids=str)
+def test_the_python_engine_reads_a_streamed_run_a_few_groups_at_a_time(
+    trec_eval: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flags: tuple[str, ...]
+) -> None:
+    """recallbench's own measures (the Python engine) on a streamed run: read a range of
+    query groups at a time (here a few groups a range), the per-query results joined in
+    trec_eval's order, so that every line equals the run read whole, and trec_eval's
+    where it has the measure."""
+    qrels, run = generated(tmp_path, 20261129, "-c" not in flags)
+    grouped = group_by_query(run)
+    trec_measures = ("-m", "all_trec", "-m", "runid")
+    own = ("-m", "P@3", "-m", "ndcg@5", "-m", "mrr@10", "-m", "map", "-m", "runid")
+    ranges: list[int] = []
+    real = _files._ctrec.read_run
+
+    def read_run(path: str, offset: int = 0, length: int = 0) -> object:
+        ranges.append(length)
+        return real(path, offset, length)
+
+    monkeypatch.setattr(_files._ctrec, "read_run", read_run)
+    for measures in (trec_measures, own):
+        monkeypatch.setenv(STREAM_BLOCK_VARIABLE, "0")
+        whole = in_process(qrels, grouped, flags, measures)
+        assert ranges == [0]
+        ranges.clear()
+        monkeypatch.setenv(STREAM_BLOCK_VARIABLE, "9")
+        assert in_process(qrels, grouped, flags, measures) == whole, measures
+        assert len(ranges) > 100 and 0 not in ranges
+        ranges.clear()
+        if measures == trec_measures:
+            args = [*flags, *measures, "-q", str(qrels), str(grouped)]
+            assert whole == run_binary(trec_eval, args)
+    # the Evaluation itself: queries in trec_eval's order, means to the last bit
+    chosen = expand_trec_measures(["all_trec", "P@3", "ndcg@5", "mrr@10"])[0]
+    monkeypatch.setenv(STREAM_BLOCK_VARIABLE, "0")
+    whole_evaluation, whole_tag = evaluate_files(qrels, grouped, chosen, options_of(flags))
+    monkeypatch.setenv(STREAM_BLOCK_VARIABLE, "9")
+    streamed, tag = evaluate_files(qrels, grouped, chosen, options_of(flags))
+    assert (streamed.query_ids, tag) == (whole_evaluation.query_ids, whole_tag)
+    assert list(streamed.missing) == list(whole_evaluation.missing)
+    assert streamed.texts == whole_evaluation.texts
+    for name, values in whole_evaluation.values.items():
+        assert np.array_equal(streamed.values[name], values, equal_nan=True), name
+    assert repr(streamed.means()) == repr(whole_evaluation.means())
+    with pytest.raises(RunFileError, match="comes back after its lines ended"):
+        in_process(qrels, run, flags, own)

@@ -480,6 +480,7 @@ static PyMethodDef methods[] = {
     {"evaluate_dicts", py_evaluate_dicts, METH_VARARGS, evaluate_dicts_doc},
     {"read_qrels", ctrec_py_read_qrels, METH_VARARGS, ctrec_read_qrels_doc},
     {"read_run", ctrec_py_read_run, METH_VARARGS, ctrec_read_run_doc},
+    {"run_groups", ctrec_py_run_groups, METH_VARARGS, ctrec_run_groups_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -121,7 +121,10 @@ const char *ctrec_file_work_comeback(const FileWork *w, long *line);
 /* _ctrec_files.c: one plain file's rows grouped by query, for _ctrec_read.c */
 typedef struct PlainFile PlainFile;
 
-int ctrec_plain_read(const char *path, int qrels, PlainFile **out);
+int ctrec_plain_read(const char *path, int qrels, size_t offset, size_t length,
+                     PlainFile **out);
+int ctrec_run_groups(const char *path, size_t block, size_t **starts, size_t *count,
+                     long *line, char **query);
 void ctrec_plain_free(PlainFile *f);
 size_t ctrec_plain_queries(const PlainFile *f);
 const char *ctrec_plain_query(const PlainFile *f, size_t q, size_t *len);
@@ -138,7 +141,9 @@ void rank_hits(Hit *hits, Py_ssize_t n);
 /* _ctrec_read.c: plain files as Python objects */
 PyObject *ctrec_py_read_qrels(PyObject *self, PyObject *args);
 PyObject *ctrec_py_read_run(PyObject *self, PyObject *args);
+PyObject *ctrec_py_run_groups(PyObject *self, PyObject *args);
 extern const char ctrec_read_qrels_doc[];
 extern const char ctrec_read_run_doc[];
+extern const char ctrec_run_groups_doc[];
 
 #endif

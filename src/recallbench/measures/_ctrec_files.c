@@ -30,7 +30,8 @@ void ctrec_init_classes(void)
     byte_class[0x1f] = 3;
 }
 
-static char *read_whole(const char *path, size_t *size)
+/* The file's bytes ``offset`` .. ``offset + length`` (``length`` 0: the whole file). */
+static char *read_range(const char *path, size_t offset, size_t length, size_t *size)
 {
     int fd = open(path, O_RDONLY);
     struct stat st;
@@ -38,17 +39,20 @@ static char *read_whole(const char *path, size_t *size)
     size_t got = 0;
     if (fd < 0)
         return NULL;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+        offset + length > (size_t) st.st_size || offset >= (size_t) st.st_size) {
         close(fd);
         return NULL;
     }
-    buf = malloc((size_t) st.st_size + 1);
+    if (!length)
+        length = (size_t) st.st_size - offset;
+    buf = malloc(length + 1);
     if (!buf) {
         close(fd);
         return NULL;
     }
-    while (got < (size_t) st.st_size) {
-        ssize_t r = read(fd, buf + got, (size_t) st.st_size - got);
+    while (got < length) {
+        ssize_t r = pread(fd, buf + got, length - got, (off_t) (offset + got));
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
@@ -56,7 +60,7 @@ static char *read_whole(const char *path, size_t *size)
         got += (size_t) r;
     }
     close(fd);
-    if (got != (size_t) st.st_size) {
+    if (got != length) {
         free(buf);
         return NULL;
     }
@@ -65,6 +69,11 @@ static char *read_whole(const char *path, size_t *size)
         buf[got++] = '\n';
     *size = got;
     return buf;
+}
+
+static char *read_whole(const char *path, size_t *size)
+{
+    return read_range(path, 0, 0, size);
 }
 
 static size_t count_lines(const char *buf, size_t size)
@@ -1059,6 +1068,7 @@ static int take_stream_row(void *state, char **fields, size_t *lengths)
     r->count++;
     r->tag = fields[5];
     st->rows_read++;
+    st->status = 0;  /* split_lines may still refuse a later line: not plain */
     return 0;
 }
 
@@ -1388,14 +1398,15 @@ void ctrec_plain_free(PlainFile *f)
     free(f);
 }
 
-static int plain_read_here(PlainFile *f, const char *path, int qrels)
+static int plain_read_here(PlainFile *f, const char *path, int qrels, size_t offset,
+                           size_t length)
 {
     size_t size;
     if (queries_init(&f->queries) < 0)
         return -1;
     f->rows.queries = &f->queries;
     f->rows.grades = qrels;
-    if (!(f->buf = read_whole(path, &size)) || !readable_text(f->buf, size))
+    if (!(f->buf = read_range(path, offset, length, &size)) || !readable_text(f->buf, size))
         return 0;
     if (rows_grow(&f->rows, count_lines(f->buf, size)) < 0)
         return -1;
@@ -1405,8 +1416,10 @@ static int plain_read_here(PlainFile *f, const char *path, int qrels)
 }
 
 /* 1 read (``*out`` to free), 0 not plain or unreadable (the line reader says why), -1 out
- * of memory; scores read in the "C" locale, as ctrec_evaluate_plain_files reads them. */
-int ctrec_plain_read(const char *path, int qrels, PlainFile **out)
+ * of memory; scores read in the "C" locale, as ctrec_evaluate_plain_files reads them.
+ * ``length`` > 0: only the bytes from ``offset`` on (whole lines: a run's query groups). */
+int ctrec_plain_read(const char *path, int qrels, size_t offset, size_t length,
+                     PlainFile **out)
 {
     int status;
     locale_t c_numbers = newlocale(LC_NUMERIC_MASK, "C", (locale_t) 0);
@@ -1419,7 +1432,7 @@ int ctrec_plain_read(const char *path, int qrels, PlainFile **out)
         return -1;
     }
     previous = uselocale(c_numbers);
-    status = plain_read_here(f, path, qrels);
+    status = plain_read_here(f, path, qrels, offset, length);
     uselocale(previous);
     freelocale(c_numbers);
     if (status <= 0)
@@ -1471,3 +1484,136 @@ size_t ctrec_table_size(size_t n)
     return table_size(n);
 }
 
+
+/* ------------------------------------------- where a grouped run's query groups start */
+
+/* The file offset where each query's group of lines starts (the first at 0: comments and
+ * blank lines go with the group before them), the file read ``block`` bytes at a time and
+ * only each line's first field looked at, for the Python engine to read a run a few
+ * groups at a time (ctrec_plain_read of a range). 1 done (``*starts``, ``*count``), 0
+ * unreadable, -1 out of memory, 2 not grouped (``*line``, ``*query`` to free: where a
+ * query comes back). */
+int ctrec_run_groups(const char *path, size_t block, size_t **starts, size_t *count,
+                     long *line, char **query)
+{
+    Queries seen;
+    char **owned = NULL, *buf = NULL;
+    size_t owned_count = 0, room = 0, have = 0, from = 0, cap = block + 1;
+    off_t base = 0;
+    long lines = 0, current = -1;
+    int fd = -1, status = 1, eof = 0;
+    *starts = NULL;
+    *count = 0;
+    if (queries_init(&seen) < 0) {
+        queries_free(&seen);
+        return -1;
+    }
+    if ((fd = open(path, O_RDONLY)) < 0) {
+        status = 0;
+        goto done;
+    }
+    (void) posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    if (!(buf = malloc(cap))) {
+        status = -1;
+        goto done;
+    }
+    for (;;) {
+        char *nl = have > from ? memchr(buf + from, '\n', have - from) : NULL;
+        size_t end, i, start;
+        ssize_t got;
+        if (!nl && eof && have > from)
+            nl = buf + have;  /* the last line, without a newline */
+        if (nl) {
+            end = (size_t) (nl - buf);
+            lines++;
+            i = from;
+            while (i < end && byte_class[(unsigned char) buf[i]] == 1)
+                i++;
+            start = i;
+            while (i < end && byte_class[(unsigned char) buf[i]] == 0)
+                i++;
+            if (i > start && buf[start] != '#' &&
+                (current < 0 || i - start != seen.lengths[current] ||
+                 memcmp(buf + start, seen.names[current], i - start) != 0)) {
+                long q = queries_find(&seen, buf + start, i - start, 0);
+                char *copy;
+                if (q >= 0) {
+                    if (!(*query = malloc(i - start + 1))) {
+                        status = -1;
+                        goto done;
+                    }
+                    memcpy(*query, buf + start, i - start);
+                    (*query)[i - start] = '\0';
+                    *line = lines;
+                    status = 2;
+                    goto done;
+                }
+                if (owned_count == room) {
+                    size_t more = room ? 2 * room : 256;
+                    char **grown = realloc(owned, more * sizeof(char *));
+                    size_t *longer = realloc(*starts, more * sizeof(size_t));
+                    if (grown)
+                        owned = grown;
+                    if (longer)
+                        *starts = longer;
+                    if (!grown || !longer) {
+                        status = -1;
+                        goto done;
+                    }
+                    room = more;
+                }
+                if (!(copy = malloc(i - start + 1))) {
+                    status = -1;
+                    goto done;
+                }
+                memcpy(copy, buf + start, i - start);
+                (*starts)[owned_count] = owned_count ? (size_t) base + from : 0;
+                owned[owned_count++] = copy;
+                if ((current = queries_find(&seen, copy, i - start, 1)) < 0) {
+                    status = -1;
+                    goto done;
+                }
+            }
+            from = end + 1;
+            continue;
+        }
+        if (eof)
+            break;
+        memmove(buf, buf + from, have - from);  /* the partial line */
+        have -= from;
+        base += (off_t) from;
+        from = 0;
+        if (cap - have < block + 1) {  /* a line longer than the buffer */
+            char *bigger = realloc(buf, 2 * cap + block);
+            if (!bigger) {
+                status = -1;
+                goto done;
+            }
+            buf = bigger;
+            cap = 2 * cap + block;
+        }
+        do
+            got = read(fd, buf + have, block);
+        while (got < 0 && errno == EINTR);
+        if (got < 0) {
+            status = 0;
+            goto done;
+        }
+        eof = got == 0;
+        have += (size_t) got;
+    }
+    *count = owned_count;
+done:
+    if (fd >= 0)
+        close(fd);
+    free(buf);
+    while (owned_count)
+        free(owned[--owned_count]);
+    free(owned);
+    queries_free(&seen);
+    if (status != 1) {
+        free(*starts);
+        *starts = NULL;
+    }
+    return status;
+}

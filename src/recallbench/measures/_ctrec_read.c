@@ -13,17 +13,25 @@ const char ctrec_read_qrels_doc[] =
     "A plain qrels file's judgments in file order, or None: the line reader then reads it.";
 
 const char ctrec_read_run_doc[] =
-    "read_run(path) -> (query_ids, documents, scores, tag) | None\n\n"
+    "read_run(path, offset=0, length=0) -> (query_ids, documents, scores, tag) | None\n\n"
     "A plain run file's rankings in trec_eval's order (score descending, then document id\n"
     "descending), queries in order of first appearance, and the tag of its last line; or\n"
-    "None: the line reader then reads it.";
+    "None: the line reader then reads it. ``length`` > 0: the bytes from ``offset`` on only\n"
+    "(whole lines, such as run_groups gives).";
+
+const char ctrec_run_groups_doc[] =
+    "run_groups(path, block) -> list[int] | (int, str) | None\n\n"
+    "The offset where each query's group of lines starts in a run (the first 0), read\n"
+    "``block`` bytes at a time; (line, query id) where a query comes back after its group\n"
+    "ended (not grouped); None when unreadable.";
 
 /* Read without the GIL: 1 read, 0 declined (None returned), -1 with the error set. */
-static int read_plain(const char *path, int qrels, PlainFile **f)
+static int read_plain(const char *path, int qrels, size_t offset, size_t length,
+                      PlainFile **f)
 {
     int status;
     Py_BEGIN_ALLOW_THREADS
-    status = ctrec_plain_read(path, qrels, f);
+    status = ctrec_plain_read(path, qrels, offset, length, f);
     Py_END_ALLOW_THREADS
     if (status < 0)
         PyErr_NoMemory();
@@ -45,7 +53,7 @@ PyObject *ctrec_py_read_qrels(PyObject *self, PyObject *args)
     (void) self;
     if (!PyArg_ParseTuple(args, "s", &path))
         return NULL;
-    if ((status = read_plain(path, 1, &f)) <= 0)
+    if ((status = read_plain(path, 1, 0, 0, &f)) <= 0)
         return status < 0 ? NULL : Py_NewRef(Py_None);
     if (!(qrels = PyDict_New()) || !(grades = PyDict_New()))
         goto fail;
@@ -136,11 +144,16 @@ PyObject *ctrec_py_read_run(PyObject *self, PyObject *args)
     PyObject *names = NULL, *all_docs = NULL, *all_scores = NULL, *result = NULL;
     Hit *hits = NULL;
     size_t *table = NULL, q, most = 1, nq, size;
+    Py_ssize_t offset = 0, length = 0;
     int status;
     (void) self;
-    if (!PyArg_ParseTuple(args, "s", &path))
+    if (!PyArg_ParseTuple(args, "s|nn", &path, &offset, &length))
         return NULL;
-    if ((status = read_plain(path, 0, &f)) <= 0)
+    if (offset < 0 || length < 0) {
+        PyErr_SetString(PyExc_ValueError, "offset and length must be 0 or more");
+        return NULL;
+    }
+    if ((status = read_plain(path, 0, (size_t) offset, (size_t) length, &f)) <= 0)
         return status < 0 ? NULL : Py_NewRef(Py_None);
     nq = ctrec_plain_queries(f);
     for (q = 0; q < nq; q++) {
@@ -190,5 +203,47 @@ done:
     PyMem_Free(hits);
     PyMem_Free(table);
     ctrec_plain_free(f);
+    return result;
+}
+
+PyObject *ctrec_py_run_groups(PyObject *self, PyObject *args)
+{
+    const char *path;
+    Py_ssize_t block;
+    size_t *starts = NULL, count = 0, i;
+    long line = 0;
+    char *query = NULL;
+    int status;
+    PyObject *result;
+    (void) self;
+    if (!PyArg_ParseTuple(args, "sn", &path, &block))
+        return NULL;
+    if (block <= 0) {
+        PyErr_SetString(PyExc_ValueError, "block must be 1 or more");
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    status = ctrec_run_groups(path, (size_t) block, &starts, &count, &line, &query);
+    Py_END_ALLOW_THREADS
+    if (status < 0)
+        return PyErr_NoMemory();
+    if (status == 0)
+        return Py_NewRef(Py_None);
+    if (status == 2) {
+        result = Py_BuildValue("(lN)", line,
+                               PyUnicode_DecodeUTF8(query, (Py_ssize_t) strlen(query), "replace"));
+        free(query);
+        return result;
+    }
+    result = PyList_New((Py_ssize_t) count);
+    for (i = 0; result && i < count; i++) {
+        PyObject *offset = PyLong_FromSize_t(starts[i]);
+        if (!offset) {
+            Py_CLEAR(result);
+            break;
+        }
+        PyList_SET_ITEM(result, (Py_ssize_t) i, offset);
+    }
+    free(starts);
     return result;
 }

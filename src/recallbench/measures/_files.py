@@ -6,13 +6,24 @@ every plain file, straight into dicts and lists; whatever it does not take as pl
 everything where it was not built, the exact line reader
 (:mod:`recallbench.datasets._trec_lines`) reads, and it alone reports problems, with the
 file and line. Both give the same judgments and rankings for the same bytes.
+
+A run the compiled engine streams (:func:`recallbench.measures._trec_native.stream_block`)
+is read here a few query groups at a time too (:func:`evaluate_files`): only the qrels,
+one range of groups and the per-query results are held. What still reads a run whole:
+the line reader, which takes a run the compiled engine does not (bytes that are not
+UTF-8, a malformed line: the error path, which reports the problem with its line, and
+installs without a C compiler), and a measure whose mean is not taken from per-query
+values (agent-memory populations and aggregates; none of trec_eval's).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+
+import numpy as np
 
 from recallbench.core import Problem, RunFileError
 from recallbench.datasets._trec import read_trec_qrels, read_trec_rankings
@@ -49,21 +60,113 @@ def evaluate_files(
     """The evaluation of ``run`` against ``qrels`` as trec_eval, and the run's tag.
 
     Raises RunFileError when no query has both judgments and results (without ``-c``):
-    trec_eval stops there too (exit 7) rather than print means of nothing."""
-    rankings, tag = read_rankings(run)
-    evaluation = evaluate_trec(read_qrels(qrels), rankings, measures, options)
+    trec_eval stops there too (exit 7) rather than print means of nothing; and when a run
+    to stream is not grouped by query."""
+    streamed = _evaluate_streamed(qrels, run, measures, options)
+    if streamed is not None:
+        evaluation, tag = streamed
+    else:
+        rankings, tag = read_rankings(run)
+        evaluation = evaluate_trec(read_qrels(qrels), rankings, measures, options)
     if not evaluation.query_ids:
-        raise RunFileError(
-            str(run),
-            [
-                Problem(
-                    "",
-                    f"no query of the run is judged in {qrels}: nothing to evaluate "
-                    "(compare the query ids; -c scores the judged queries the run lacks as 0)",
-                )
-            ],
-        )
+        raise _nothing_evaluated(qrels, run)
     return evaluation, tag
+
+
+def _nothing_evaluated(qrels: Path, run: Path) -> RunFileError:
+    return RunFileError(
+        str(run),
+        [
+            Problem(
+                "",
+                f"no query of the run is judged in {qrels}: nothing to evaluate "
+                "(compare the query ids; -c scores the judged queries the run lacks as 0)",
+            )
+        ],
+    )
+
+
+def _evaluate_streamed(
+    qrels: Path, run: Path, measures: Sequence[Measure], options: TrecOptions
+) -> tuple[Evaluation, str] | None:
+    """The evaluation of a run to stream, read a range of query groups at a time (each
+    range's queries evaluated on their own, the per-query results joined in trec_eval's
+    query order: every value and mean is the one of the whole run); None when the run is
+    read whole (small, not plain, or a measure's mean not taken from per-query values)."""
+    from recallbench.measures._trec_native import not_grouped, stream_block
+
+    block = 0 if _ctrec is None else stream_block(run)
+    if not block:
+        return None
+    starts = _ctrec.run_groups(str(run), block)
+    if starts is None:
+        return None
+    if isinstance(starts, tuple):
+        raise not_grouped(run, *starts)
+    judged = read_qrels(qrels)
+    ends = [*starts[1:], os.stat(run).st_size]
+    parts: list[Evaluation] = []
+    seen: set[str] = set()
+    tag = ""
+    begin = 0
+    for number, end in enumerate(ends):
+        if end - begin < 4 * block and number < len(ends) - 1:
+            continue  # a range of groups of at least 4 blocks
+        read = _ctrec.read_run(str(run), begin, end - begin)
+        if read is None:
+            return None  # not plain: the line reader reports it (reading the run whole)
+        names, docs, _, tag = read
+        seen.update(names)
+        chosen = {qid: judged[qid] for qid in names if qid in judged}
+        if chosen:
+            rankings = dict(zip(names, docs, strict=True))
+            parts.append(evaluate_trec(chosen, rankings, measures, options))
+        begin = end
+    if options.complete:  # judged queries the run lacks: trec_eval's stand-in ranking
+        lacking = {qid: grades for qid, grades in judged.items() if qid not in seen}
+        if lacking:
+            parts.append(evaluate_trec(lacking, {}, measures, options))
+    if not parts:
+        raise _nothing_evaluated(qrels, run)
+    joined = _join(parts)
+    return None if joined is None else (joined, tag)
+
+
+def _join(parts: list[Evaluation]) -> Evaluation | None:
+    """Evaluations of disjoint queries (at least one) as one, queries in trec_eval's order
+    (sorted); None when a mean is not taken from the per-query values (it could not be
+    joined)."""
+    first = parts[0]
+    for part in parts:
+        if part.populations or part.details:
+            return None
+        if any(first.measures[name].trec_label() != "num_rel" for name in part.aggregates):
+            return None  # -c's num_rel (a count of judgments) is the one joined, by a sum
+    if len(parts) == 1:
+        return first
+    ids = [qid for part in parts for qid in part.query_ids]
+    order = np.array(sorted(range(len(ids)), key=ids.__getitem__), dtype=np.intp)
+
+    def joined(arrays: list[np.ndarray]) -> np.ndarray:
+        return np.concatenate(arrays)[order]
+
+    texts = {}
+    for name in first.texts:
+        every = [text for part in parts for text in part.texts[name]]
+        texts[name] = [every[i] for i in order]
+    return replace(
+        first,
+        query_ids=tuple(ids[i] for i in order),
+        values={name: joined([part.values[name] for part in parts]) for name in first.values},
+        included=joined([part.included for part in parts]),
+        missing=joined([part.missing for part in parts]),
+        no_relevant=joined([part.no_relevant for part in parts]),
+        texts=texts,
+        duplicates={qid: n for part in parts for qid, n in part.duplicates.items()},
+        aggregates={
+            name: sum(part.aggregates[name] for part in parts) for name in first.aggregates
+        },
+    )
 
 
 @dataclass(frozen=True)
