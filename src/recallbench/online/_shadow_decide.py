@@ -218,14 +218,14 @@ def decide_test(
     until = settled if until is None else min(until, settled)
     rows, scores = score_test(store, test, until)
     end = window_end(test, until)
-    logged = [
-        entry
-        for entry in store.query_log(since=test.started_at)
-        if end is None or entry.created_at <= end
-    ]
-    keys = {entry.query_id: query_key(entry.text) for entry in logged}
     sampled = None
     if rule.sample_percent is not None and rule.sample_percent < 100:
+        logged = [
+            entry
+            for entry in store.query_log(since=test.started_at)
+            if end is None or entry.created_at <= end
+        ]
+        keys = {entry.query_id: query_key(entry.text) for entry in logged}
         paired = {str(row["query_id"]) for row in rows}
         texts: dict[str, bool] = {}  # distinct texts, as the sampling hash normalises them
         for entry in logged:
@@ -233,6 +233,9 @@ def decide_test(
             texts[key] = texts.get(key, False) or entry.query_id in paired
         mirrored = sum(texts.values())
         sampled = (mirrored, len(texts) - mirrored)
+    else:  # only the paired queries' keys are looked up: not the whole log's
+        texts_of = store.shadowed_query_texts(test.started_at, end)
+        keys = {query_id: query_key(text) for query_id, text in texts_of.items()}
     return decide(rule, rows, scores, sampled, keys)
 
 

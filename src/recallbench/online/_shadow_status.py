@@ -62,6 +62,8 @@ def session_outcomes(store: Store, test: ShadowTest) -> list[VariantOutcomes]:
     from recallbench.online._shadow_score import pairs_of
     from recallbench.telemetry._flags import variant_at
 
+    if not store.count("session_outcomes"):  # no session has one: spare reading the log
+        return []
     summaries = session_summaries(store, since=test.started_at, until=test.stopped_at)
     if not any(s.outcome is not None or s.success is not None for s in summaries):
         return []

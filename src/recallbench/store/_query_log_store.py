@@ -28,7 +28,7 @@ from sqlalchemy import (
 from recallbench.store._engine import transaction
 from recallbench.store._rows import chunks
 from recallbench.store._statements import dialect_insert, mine
-from recallbench.store._tables import as_utc, feedback_events, judgments, query_log
+from recallbench.store._tables import as_utc, feedback_events, judgments, query_log, shadow_runs
 from recallbench.store._telemetry import FeedbackEvent, Judgment, JudgmentSource, QueryLogEntry
 from recallbench.store._telemetry_rows import (
     feedback_event,
@@ -237,6 +237,25 @@ class QueryLogStore:
                 for row in connection.execute(query).mappings():
                     found[row["query_id"]] = query_entry(row)
         return found
+
+    def shadowed_query_texts(self, since: datetime, until: datetime | None) -> dict[str, str]:
+        """Query id -> text of the queries logged with ``since <= created_at <= until``
+        that have a shadow pair logged in the same window (for a shadow test's units)."""
+        q, s = query_log.c, shadow_runs.c
+        query = (
+            select(q.query_id, q.text)
+            .select_from(shadow_runs.join(query_log, q.query_id == s.query_id))
+            .where(
+                mine(shadow_runs, self.workspace),
+                mine(query_log, self.workspace),
+                s.created_at >= since,
+                q.created_at >= since,
+            )
+        )
+        if until is not None:
+            query = query.where(s.created_at <= until, q.created_at <= until)
+        with transaction(self._engine) as connection:
+            return dict(connection.execute(query).tuples().all())
 
     def feedback_page(self, offset: int, limit: int, kind: str = "") -> list[FeedbackEvent]:
         """A page of :meth:`feedback` newest first (of one kind when given)."""
