@@ -156,8 +156,11 @@ def test_a_run_not_grouped_is_refused_with_the_command_that_groups_it(
     assert comeback is not None, "the generated run is grouped"
     code, out, err = cli([str(qrels), str(run)], block=64)
     assert code == 2 and out == ""
-    assert f"{run}:{comeback[0]}: query {comeback[1]!r} comes back" in err, err
+    where = f"{run}:{comeback[0]}: query {comeback[1]!r} comes back"
+    assert where in err, err
     assert "Traceback" not in err
+    code, _, own = cli(["-m", "P@3", str(qrels), str(run)], block=64)  # the Python engine
+    assert code == 2 and where in own, own
     command = re.search(r"^\s+(LC_ALL=C sort .*)$", err, re.M)
     assert command is not None, err
     subprocess.run(["bash", "-c", command.group(1)], check=True)
