@@ -110,8 +110,8 @@ def _evaluate_streamed(
     tag = ""
     begin = 0
     for number, end in enumerate(ends):
-        if end - begin < 4 * block and number < len(ends) - 1:
-            continue  # a range of groups of at least 4 blocks
+        if end - begin < block and number < len(ends) - 1:
+            continue  # a range of groups of at least a block (Python objects: ~5x its size)
         read = _ctrec.read_run(str(run), begin, end - begin)
         if read is None:
             return None  # not plain: the line reader reports it (reading the run whole)
