@@ -23,6 +23,7 @@ MIGRATIONS = [
     (10, "m010_interleaved_credited"),
     (11, "m011_annotations"),
     (12, "m012_fleet_keys"),
+    (13, "m013_read_indexes"),
 ]
 
 # ---------------------------------------------------------------- SQLite
@@ -315,6 +316,8 @@ SQLITE_INDEXES = {
     "feedback_events": {
         "ix_feedback_events_query": (0, "c", ["workspace_id", "query_id"]),
         "uq_feedback_events_event": (1, "c", ["workspace_id", "event_id"]),  # m012
+        "ix_feedback_events_created": (0, "c", ["workspace_id", "created_at", "id"]),  # m013
+        "ix_feedback_events_kind": (0, "c", ["workspace_id", "kind", "created_at", "id"]),  # m013
     },
     "judgments": {
         "sqlite_autoindex_judgments_1": (1, "u", ["workspace_id", "query_id", "doc_id", "source"])
@@ -802,6 +805,12 @@ POSTGRES_INDEXES = {
         ),
         "uq_feedback_events_event": _btree(  # m012
             "uq_feedback_events_event", "feedback_events", "workspace_id, event_id", True
+        ),
+        "ix_feedback_events_created": _btree(  # m013
+            "ix_feedback_events_created", "feedback_events", "workspace_id, created_at, id"
+        ),
+        "ix_feedback_events_kind": _btree(  # m013
+            "ix_feedback_events_kind", "feedback_events", "workspace_id, kind, created_at, id"
         ),
     },
     "judgments": {

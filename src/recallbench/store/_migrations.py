@@ -682,6 +682,22 @@ def m012_fleet_keys(connection: Connection) -> None:
     )
 
 
+def m013_read_indexes(connection: Connection) -> None:
+    """Indexes for reading a large store: the dashboard's feedback pages, newest first, of
+    every kind (``ix_feedback_events_created``) or of one (``ix_feedback_events_kind``),
+    read a page from an index instead of sorting every event, and the count per kind (with
+    each kind's first event) is read from the second alone. ``id`` ends both, so that the
+    order of events logged at one instant comes from the index on PostgreSQL too (SQLite
+    ends every index with the rowid)."""
+    connection.exec_driver_sql(
+        "CREATE INDEX ix_feedback_events_created ON feedback_events (workspace_id, created_at, id)"
+    )
+    connection.exec_driver_sql(
+        "CREATE INDEX ix_feedback_events_kind ON feedback_events "
+        "(workspace_id, kind, created_at, id)"
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_history,
     m002_telemetry,
@@ -695,5 +711,6 @@ MIGRATIONS: list[Migration] = [
     m010_interleaved_credited,
     m011_annotations,
     m012_fleet_keys,
+    m013_read_indexes,
 ]
 """In order; append only."""

@@ -255,7 +255,7 @@ class QueryLogStore:
         if until is not None:
             query = query.where(s.created_at <= until, q.created_at <= until)
         with transaction(self._engine) as connection:
-            return dict(connection.execute(query).tuples().all())
+            return {str(qid): str(text) for qid, text in connection.execute(query)}
 
     def feedback_page(self, offset: int, limit: int, kind: str = "") -> list[FeedbackEvent]:
         """A page of :meth:`feedback` newest first (of one kind when given)."""
