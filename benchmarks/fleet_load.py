@@ -121,11 +121,57 @@ def proxy_command(url: str, folder: Path) -> list[str]:
     ]  # fmt: skip
 
 
+def tree_cpu(root: int) -> dict[str, float]:
+    """CPU seconds (user + system) so far of each process below ``root``, by kind: the
+    proxy (``recallbench``), the memory servers (``node``), other; from /proc."""
+    found: dict[str, float] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    seen: set[int] = set()
+    todo = [root]
+    while todo:
+        pid = todo.pop()
+        for task in Path(f"/proc/{pid}/task").glob("*"):
+            try:
+                children = [int(c) for c in (task / "children").read_text().split()]
+            except OSError:
+                continue
+            for child in children:
+                if child in seen:
+                    continue
+                seen.add(child)
+                todo.append(child)
+                try:
+                    stat = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()
+                    command = Path(f"/proc/{child}/cmdline").read_bytes()
+                except OSError:
+                    continue
+                program = Path(command.split(b"\0", 1)[0].decode()).name
+                kind = (
+                    "servers" if program == "node" else "proxy" if b"recallbench" in command
+                    else "other"
+                )  # fmt: skip
+                found[kind] = found.get(kind, 0.0) + (int(stat[11]) + int(stat[12])) / tick
+    return found
+
+
+def server_cpu(postmaster: int) -> float:
+    """CPU seconds so far of a PostgreSQL server: the postmaster, its live backends, and
+    the backends it has reaped (a connection's backend ends with it)."""
+    stat = Path(f"/proc/{postmaster}/stat").read_text().rsplit(")", 1)[1].split()
+    own = sum(int(x) for x in stat[11:15]) / os.sysconf("SC_CLK_TCK")
+    return own + sum(tree_cpu(postmaster).values())
+
+
+def _spent(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    return {kind: after[kind] - before.get(kind, 0.0) for kind in after}
+
+
 async def _drive(
     command: list[str], searches: list[str], errlog: Path, pause: float = 0.0
-) -> float:
+) -> dict[str, Any]:
     """Fill the server, make the searches back to back (``pause`` seconds apart); the
-    seconds they took. Waits for the proxy to exit (its last batches written) however long
+    seconds they took, and the CPU seconds they cost: this client's, its proxy's and the
+    memory servers'. Waits for the proxy to exit (its last batches written) however long
     that takes."""
     import mcp.client.stdio as stdio
     from mcp import ClientSession, StdioServerParameters
@@ -140,21 +186,27 @@ async def _drive(
             await session.initialize()
             await session.call_tool("create_entities", {"entities": notes()})
             start = time.perf_counter()
+            cpu, behind = time.process_time(), tree_cpu(os.getpid())
             for text in searches:
                 result = await session.call_tool("search_nodes", {"query": text})
                 if result.is_error:
                     raise SystemExit(f"search {text!r} failed: {result.content}")
                 if pause:
                     await asyncio.sleep(pause)
-            return time.perf_counter() - start
+            return {
+                "seconds": time.perf_counter() - start,
+                "cpu": {
+                    "client": time.process_time() - cpu,
+                    **_spent(behind, tree_cpu(os.getpid())),
+                },
+            }
 
 
 def client_main(config: Path) -> None:
     """A client process: the proxy in ``config`` and its searches; writes its result."""
     spec = json.loads(config.read_text())
     drive = _drive(spec["command"], spec["searches"], Path(spec["errlog"]), spec.get("pause", 0.0))
-    seconds = asyncio.run(drive)
-    Path(spec["result"]).write_text(json.dumps({"seconds": seconds}))
+    Path(spec["result"]).write_text(json.dumps(asyncio.run(drive)))
 
 
 @dataclass
@@ -165,6 +217,8 @@ class Client:
     pairs_written: int
     pairs_dropped: int
     exit_line: str
+    cpu: dict[str, float]
+    """CPU seconds of the searches by process kind: client, proxy, servers."""
 
 
 def run_clients(
@@ -193,8 +247,9 @@ def run_clients(
         said = (own / "stderr.txt").read_text().splitlines()
         line = next((x for x in said if "searches sampled" in x or "search sampled" in x), "")
         written, dropped = _pairs(line)
-        seconds = json.loads((own / "result.json").read_text())["seconds"]
-        clients.append(Client(c, len(traffic[c]), seconds, written, dropped, line))
+        result = json.loads((own / "result.json").read_text())
+        cpu = result.get("cpu", {})
+        clients.append(Client(c, len(traffic[c]), result["seconds"], written, dropped, line, cpu))
     return clients
 
 
@@ -317,6 +372,29 @@ def verdict(decided: dict[str, Any]) -> str:
     return f"{decided['decision']} (n {decided['n']} of {decided['units']} units{shown})"
 
 
+def cpu_table(clients: list[Client], database: float, sent: int, busy: float) -> list[str]:
+    """Where the CPU went, per search: what limits the fleet's rate on this machine."""
+    kinds = ("client", "proxy", "servers")
+    spent = {kind: sum(c.cpu.get(kind, 0.0) for c in clients) for kind in kinds}
+    spent["PostgreSQL"] = database
+    total = sum(spent.values())
+    cores = os.cpu_count() or 1
+    return [
+        "| CPU per search | client (MCP SDK) | proxy (with its shadow) | memory servers (2 "
+        "per proxy, node) | PostgreSQL | total |",
+        "|---|---|---|---|---|---|",
+        "| ms | "
+        + " | ".join(f"{1000 * spent[k] / sent:.2f}" for k in (*kinds, "PostgreSQL"))
+        + f" | {1000 * total / sent:.2f} |",
+        "",
+        f"These processes used {total:,.0f} CPU seconds in the {busy:,.0f} s of traffic: "
+        f"{total / busy:.2f} of the machine's {cores} cores (the rest went to other jobs; "
+        f"load average at the start in the machine line). The rate is bound by CPU: "
+        f"{cores} cores / {1000 * total / sent:.2f} ms = {cores * sent / total:,.0f} "
+        "searches/s at most on this machine with nothing else running.",
+    ]
+
+
 # ---------------------------------------------------------------- main
 
 
@@ -324,9 +402,12 @@ def run(args: argparse.Namespace, admin: Any, folder: Path) -> tuple[bool, str]:
     url = admin.create_database()
     start_test(url)
     traffic = [[query(c, i) for i in range(args.searches)] for c in range(args.proxies)]
+    postmaster = int((admin.directory / "data" / "postmaster.pid").read_text().split()[0])
+    database_cpu = server_cpu(postmaster)
     started = time.perf_counter()
     clients = run_clients(url, folder / "fleet", traffic)
     wall = time.perf_counter() - started
+    database_cpu = server_cpu(postmaster) - database_cpu
     label(url)
     found = stored(url)
     fleet = status(url)
@@ -394,6 +475,7 @@ def run(args: argparse.Namespace, admin: Any, folder: Path) -> tuple[bool, str]:
             f"| {verdict(fleet)} | {verdict(replayed)} "
             f"| {'same verdict' if ok_replay else 'DIFFERENT'} |"
         )
+    lines += ["", *cpu_table(clients, database_cpu, sent, busy)]
     shed = [c for c in clients if c.pairs_dropped]
     if shed:
         lines += [
