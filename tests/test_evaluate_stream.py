@@ -183,18 +183,44 @@ def test_the_api_streams_files_too(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         evaluate(str(qrels), str(run), ["map"])
 
 
-def test_large_runs_are_streamed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_which_runs_are_streamed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over STREAM_THRESHOLD a run must be streamed; a smaller one is streamed when grouped
+    and read whole when not (its streaming stops where a query comes back)."""
     small, large = tmp_path / "small", tmp_path / "large"
     small.write_text("q Q0 d 1 1 t\n")
     with large.open("wb") as sparse:  # no disk: a hole
         sparse.truncate(STREAM_THRESHOLD + 1)
     monkeypatch.delenv(STREAM_BLOCK_VARIABLE, raising=False)
-    assert (stream_block(small), stream_block(large)) == (0, STREAM_BLOCK)
+    assert (stream_block(small), stream_block(large)) == (None, STREAM_BLOCK)
     assert stream_block(tmp_path / "missing") == 0
     monkeypatch.setenv(STREAM_BLOCK_VARIABLE, "3")
     assert (stream_block(small), stream_block(large)) == (3, 3)
     monkeypatch.setenv(STREAM_BLOCK_VARIABLE, "0")
     assert (stream_block(small), stream_block(large)) == (0, 0)
+    monkeypatch.delenv(STREAM_BLOCK_VARIABLE)
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text(QRELS)
+    blocks: list[int] = []
+    real = _trec_native._ctrec.evaluate_files
+
+    def evaluate_files(*args: object) -> object:
+        blocks.append(args[-1])  # type: ignore[arg-type]
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_trec_native._ctrec, "evaluate_files", evaluate_files)
+    for content, tried in (
+        ("a Q0 x 1 1 t\na Q0 y 1 1 t\nb Q0 x 1 1 t\n", [STREAM_BLOCK]),
+        ("a Q0 x 1 1 t\nb Q0 x 1 1 t\na Q0 y 1 1 t\n", [STREAM_BLOCK, 0]),
+    ):
+        run.write_text(content)
+        blocks.clear()
+        done = evaluate_files_text(qrels, run, ["official"], per_query=True)
+        assert blocks == tried
+        assert done is not None and done == text_of(qrels, run)
+
+
+def text_of(qrels: Path, run: Path) -> tuple[str, str] | None:
+    return evaluate_files_text(qrels, run, ["official"], per_query=True, block=0)
 
 
 def write_large(folder: Path, queries: int, depth: int) -> tuple[Path, Path]:
