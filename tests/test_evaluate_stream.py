@@ -161,6 +161,21 @@ def test_a_run_not_grouped_is_refused_with_the_command_that_groups_it(
     assert "Traceback" not in err
     code, _, own = cli(["-m", "P@3", str(qrels), str(run)], block=64)  # the Python engine
     assert code == 2 and where in own, own
+    # the compiled engine stops at the same line (and declines: the reader above reports it)
+    chosen = _trec_native.families(["official"])
+    assert chosen is not None
+    stopped = _trec_native._ctrec.evaluate_files(
+        str(qrels), str(run), chosen[0], 1, 0, False, False, False, True, False, 64
+    )
+    assert stopped == _trec_native._ctrec.run_groups(str(run), 64) == comeback
+    module = subprocess.run(  # python -m recallbench's short way, without click
+        [sys.executable, "-m", "recallbench", "evaluate", str(qrels), str(run)],
+        env={**os.environ, STREAM_BLOCK_VARIABLE: "64"},
+        capture_output=True,
+        text=True,
+    )
+    assert (module.returncode, module.stdout) == (2, "")
+    assert where in module.stderr and "Traceback" not in module.stderr, module.stderr
     command = re.search(r"^\s+(LC_ALL=C sort .*)$", err, re.M)
     assert command is not None, err
     subprocess.run(["bash", "-c", command.group(1)], check=True)

@@ -280,7 +280,8 @@ GROUP_COMMAND = "LC_ALL=C sort -s -k1,1b {run} > {run}.grouped"
 
 
 def not_grouped(run: str | PathLike[str], line: int, query: str) -> Exception:
-    """The error for a streamed run whose query ``query`` comes back at ``line``."""
+    """The error for a streamed run whose query ``query`` comes back at ``line`` (raised by
+    the Python engine's reader, recallbench.measures._files)."""
     from recallbench.core import Problem, RunFileError
 
     command = GROUP_COMMAND.format(run=_shell_word(str(run)))
@@ -322,7 +323,9 @@ def evaluate_files_text(
     files and the run's tag, or None when the compiled engine declines them (see the module
     doc). ``block``: bytes of the run read at a time (0: whole; None: :func:`stream_block`).
 
-    Raises RunFileError when a run that must be streamed is not grouped by query."""
+    A run that must be streamed but is not grouped by query is declined too: the Python
+    engine's reader finds the same line and reports it (:func:`not_grouped`), so that
+    every error is reported in one place, whichever way the command was started."""
     chosen = families(specs or ("official",))
     if chosen is None or not _takes(relevance_level, max_docs):
         return None
@@ -343,8 +346,6 @@ def evaluate_files_text(
         )
         if done is None or not isinstance(done[0], int):
             return done
-        if attempt == blocks[-1]:
-            raise not_grouped(run, done[0], done[1])
     return None
 
 
@@ -417,11 +418,8 @@ def evaluate_values(
     if isinstance(qrels, dict) and isinstance(run, dict):
         return _ctrec.evaluate_dicts(qrels, run, *args)
     if isinstance(qrels, str | PathLike) and isinstance(run, str | PathLike):
-        blocks = _blocks(run, None)
-        for attempt in blocks:
+        for attempt in _blocks(run, None):  # not grouped: declined, as above
             done = _ctrec.evaluate_file_values(str(qrels), str(run), *args, attempt)
             if done is None or len(done) != 2:
                 return None if done is None else done[:5]
-            if attempt == blocks[-1]:
-                raise not_grouped(run, done[0], done[1])
     return None
