@@ -7,13 +7,14 @@ everything where it was not built, the exact line reader
 (:mod:`recallbench.datasets._trec_lines`) reads, and it alone reports problems, with the
 file and line. Both give the same judgments and rankings for the same bytes.
 
-A run the compiled engine streams (:func:`recallbench.measures._trec_native.stream_block`)
-is read here a few query groups at a time too (:func:`evaluate_files`): only the qrels,
-one range of groups and the per-query results are held. What still reads a run whole:
-the line reader, which takes a run the compiled engine does not (bytes that are not
-UTF-8, a malformed line: the error path, which reports the problem with its line, and
-installs without a C compiler), and a measure whose mean is not taken from per-query
-values (agent-memory populations and aggregates; none of trec_eval's).
+A run that must be streamed (over 256 MiB: :func:`recallbench.measures._trec_native.
+stream_block`) is read here a block of query groups at a time too (:func:`evaluate_files`):
+only the qrels, one block's groups and the per-query results are held, and a run not
+grouped by query is refused here, with the line where a query comes back. What still
+reads a run whole: the line reader, which takes a run the compiled engine does not (bytes
+that are not UTF-8, a malformed line: the error path, which reports the problem with its
+line, and installs without a C compiler), and a measure whose mean is not taken from
+per-query values (agent-memory populations and aggregates; none of trec_eval's).
 """
 
 from __future__ import annotations
