@@ -150,6 +150,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "rb-scale")
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
+    host = machine(repeats=args.repeats)  # the load average before the runs
     trec_eval = build_trec_eval(args.data)
     recallbench = [sys.executable, "-m", "recallbench", "evaluate"]
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -216,7 +217,7 @@ def main() -> None:
             __file__,
             "recallbench evaluate at scale: streamed runs against trec_eval 10.0",
             None,
-            machine(repeats=args.repeats),
+            host,
             body,
         )
 
