@@ -6,7 +6,9 @@ record, then collects more until ``batch_size`` records or ``flush_interval`` se
 them by kind and hands them to the sink (:mod:`recallbench.telemetry._sink`) in one
 ``write`` call. A write that raises is counted in ``errors`` and retried once after
 :data:`RETRY_DELAY`; when the retry fails too, its records are written one by one, and only
-those the sink refuses are dropped and counted.
+those the sink refuses are dropped and counted. A retry stores nothing twice when the
+failure came after the commit (a dropped connection): the store skips the query ids and
+event ids it holds (m012), and a judgment replaces its own row.
 Nothing the sink does reaches the caller.
 
 A flush puts a marker on the queue: the writer writes what it holds as soon as it reaches
