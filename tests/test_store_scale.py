@@ -254,6 +254,11 @@ HOT_READS: dict[str, tuple[Callable[[Store], object], str, bool]] = {
         "ix_feedback_events_kind",
         True,
     ),
+    "feedback of some queries": (
+        lambda s: s.feedback(["alpha-3", "Zeta-1"]),
+        "ix_feedback_events_query",  # not an index giving the order: it holds every event
+        True,
+    ),
     "query log page": (lambda s: s.query_log_page(100, 50), "ix_query_log_created", False),
     "harvest's stream": (lambda s: s.query_log_stream(), "ix_query_log_created", False),
     "a logged query": (lambda s: s.query_log_entry("alpha-3"), "query_log_query", True),

@@ -312,7 +312,8 @@ class QueryLogStore:
         where = [table.c.workspace_id == self.workspace]
         if since is not None:
             where.append(table.c.created_at >= since)
-        rows = self._select_for(table, where, query_ids, (table.c.created_at, table.c.id))
+        order = (table.c.created_at, table.c.id)
+        rows = self._select_for(table, where, query_ids, order, sort_here=True)
         return [feedback_event(row) for row in rows]
 
     def judgments(
@@ -373,18 +374,25 @@ class QueryLogStore:
         where: list[ColumnElement[bool]],
         query_ids: Sequence[str] | None,
         order: tuple[ColumnElement[Any], ...],
+        sort_here: bool = False,
     ) -> list[Any]:
         """Rows matching ``where`` and, when given, one of ``query_ids`` (queried in
-        chunks: bound parameters per statement are limited), sorted by ``order``."""
-        base = select(table).where(*where).order_by(*order)
+        chunks: bound parameters per statement are limited), sorted by ``order``.
+
+        ``sort_here``: the chunks of ids are sorted here, not by the database (an order
+        with no text, which sorts the same anywhere): SQLite would otherwise walk an index
+        that gives the order (every event of the workspace) instead of looking the ids up."""
+        base = select(table).where(*where)
         with transaction(self._engine) as connection:
             if query_ids is None:
-                return list(connection.execute(base).mappings())
+                return list(connection.execute(base.order_by(*order)).mappings())
             parts = list(chunks(unique(query_ids)))
+            if not sort_here:
+                base = base.order_by(*order)
             rows: list[Any] = []
             for part in parts:
                 rows.extend(connection.execute(base.where(table.c.query_id.in_(part))).mappings())
-        if len(parts) > 1:  # each chunk came sorted; sort them together
+        if len(parts) > 1 or sort_here:  # each chunk came sorted, or none did
             names = [column.key for column in order]
             rows.sort(key=lambda row: tuple(row[name] for name in names))
         return rows
