@@ -27,6 +27,11 @@ a run sharing no query with the qrels. A judged query missing from the run is ig
 unless -c (trec_eval 9's behaviour; trec_eval 10.0 stops with exit 4); with -c it scores
 0. In --format json, trec_eval's -nan is null.
 \b
+A run grouped by query (each query's lines together, in any order, as TREC runs are
+written) is streamed: memory is bounded by its largest query, not its size. A run over
+256 MiB that is not grouped is refused (exit 2) with the command that groups it:
+LC_ALL=C sort -s -k1,1b RUN > RUN.grouped
+\b
 Examples:
   recallbench evaluate qrels.txt run.txt
   recallbench evaluate -q -m ndcg_cut.10 -m P.5 qrels.txt run.txt
