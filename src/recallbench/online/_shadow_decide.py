@@ -42,7 +42,10 @@ test) names:
 Pairs are read up to ``settle_seconds`` (300) before now: the feedback on a search (reads,
 validations) comes after it, and a pair whose value appeared later would enter the middle
 of the sequence already tested, which the always-valid guarantee (one fixed order of
-observations) does not cover. Guardrails read the same pairs.
+observations) does not cover. Guardrails read the same pairs. That order is the pairs' own,
+``created_at`` (stamped by the proxy that made the pair) then ``query_id``, never the row
+ids, which only say which proxy of a fleet committed first: every proxy's pairs decide as
+one proxy's would (``store._shadow_runs_store``).
 
 Only the sequential test can graduate; guardrails and the sample-ratio check can only hold
 a graduation back or roll back. And the sequential test's decision is the one at its first
