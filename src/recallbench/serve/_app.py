@@ -30,7 +30,7 @@ from starlette.templating import Jinja2Templates
 
 from recallbench._version import __version__
 from recallbench.core import ConfigError
-from recallbench.serve import _regression, _views
+from recallbench.serve import _regression, _telemetry_views, _views
 from recallbench.serve._annotation import ANNOTATOR_COOKIE, Annotation
 from recallbench.serve._auth import CSP, TokenGate
 from recallbench.serve._labels import GRADE_WORDS
@@ -239,11 +239,13 @@ class Dashboard:
     def telemetry(self, request: Request) -> Response:
         page = _page(request)
         search = request.query_params.get("q", "")
-        return self.page(request, "telemetry.html.j2", **_views.telemetry(self.store, page, search))
+        return self.page(
+            request, "telemetry.html.j2", **_telemetry_views.telemetry(self.store, page, search)
+        )
 
     def telemetry_query(self, request: Request) -> Response:
         query_id = request.path_params["query_id"]
-        data = _views.telemetry_query(self.store, query_id)
+        data = _telemetry_views.telemetry_query(self.store, query_id)
         if data is None:
             return self.missing(request, f"no logged query {query_id!r}")
         return self.page(request, "query.html.j2", **data)
@@ -251,7 +253,9 @@ class Dashboard:
     def feedback(self, request: Request) -> Response:
         kind = request.query_params.get("kind", "")
         return self.page(
-            request, "feedback.html.j2", **_views.feedback(self.store, kind, _page(request))
+            request,
+            "feedback.html.j2",
+            **_telemetry_views.feedback(self.store, kind, _page(request)),
         )
 
     def static(self, request: Request) -> Response:
