@@ -1,0 +1,170 @@
+"""`recallbench history` and the dashboard's history read fast, and say exactly what they
+said before: outputs on a generated history (ties, missing values and rows, odd ids, runs
+whose queries differ) against their fingerprints taken from the code before the speed-up."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
+from click.testing import CliRunner
+
+from recallbench.cli import main
+from recallbench.serve import _views
+from recallbench.store import open_store
+from recallbench.store._engine import transaction
+from recallbench.store._tables import eval_measures, eval_queries, eval_query_values, eval_runs
+
+T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
+MEASURES = ("ndcg@10", "gm_map", "recall@10", "num_ret", "p@5", "mrr", "plugin@5")
+"""Means (nDCG@10 and recall@10 with ties), a geometric mean, a total (no interval), a
+measure whose values never vary, one in half the runs scored by a single query (no
+spread), and one of a plugin no longer installed (no interval)."""
+
+# sha256 of each output as the code before the speed-up printed it (see `generate`)
+EXPECTED = {
+    "history": "df886cd78d77acdf6007edfbc1af3e74e7dc7d1da0704ad01ab645fb587278d5",
+    "history --runs --limit 7": "a44f94c5b986bcd81fcb6aac467ba5e367a5c58962e50d5d976b1a4e729d9a9b",
+    "history --system sys-b -m recall@10 -m nDCG@10": (
+        "f0685c5930ee2391fad9ee01c60cf3fae080f3f9be92525ba39edc1b6019d2fb"
+    ),
+    "view": "a3fd40356b5357066197a5fee1db9e50c85ad4734ebc2d02f2e10df1aed9057f",
+    "detail": "d215ffabdd5d5e041a1187a15d55cc3b59244667c0e45ea23ce7ed3a090049ac",
+}
+
+
+def generate(url: str) -> None:
+    """Three systems on two datasets: 23, 9, 4, 1 and 2 runs; ids with gaps and out of
+    time order, two runs at the same time, values rounded to two decimals (ties) or kept
+    whole, NULL values, missing value rows, queries dropped and reordered between runs."""
+    rng = np.random.default_rng(5)
+    with open_store(url) as store, transaction(store._engine, write=True) as connection:
+        series = [("sys-a", 0, 23), ("sys-b", 0, 9), ("sys-a", 1, 4), ("sys-c", 1, 1)]
+        series.append(("sys-b", 1, 2))
+        run_id, hour = 3, 0
+        for system, dataset, count in series:
+            for n in range(count):
+                run_id += int(rng.integers(1, 40))
+                hour += 1 if n % 5 else 0  # every fifth run shares its predecessor's time
+                _run(connection, rng, run_id, system, dataset, T0 + timedelta(hours=hour))
+            hour -= 30  # the next series interleaves in time
+
+
+def _run(
+    connection: Any,
+    rng: np.random.Generator,
+    run_id: int,
+    system: str,
+    dataset: int,
+    at: datetime,
+) -> None:
+    queries = [f"q{i:03d}" for i in range(60)]
+    if rng.random() < 0.4:  # a run that skipped some queries, in its own order
+        keep = rng.permutation(60)[: int(rng.integers(40, 60))]
+        queries = [queries[i] for i in keep]
+    names = [m for m in MEASURES if m != "mrr" or rng.random() < 0.5]
+    connection.execute(
+        eval_runs.insert(),
+        {
+            "id": run_id,
+            "workspace_id": "default",
+            "system": system,
+            "system_settings": "{}",
+            "dataset_name": f"data-{dataset}",
+            "dataset_version": "1",
+            "dataset_sha256": f"{dataset + 10:064x}",
+            "relevance_threshold": 1,
+            "k": 10,
+            "recallbench_version": "0.1",
+            "created_at": at,
+            "recorded_at": at,
+            "accepted": run_id % 3 == 0,
+            "queries": len(queries),
+            "evaluated": len(queries),
+            "failed": 0,
+            "missing": 0,
+            "no_relevant": 0,
+            "rules": "{}",
+        },
+    )
+    values: dict[str, list[float | None]] = {}
+    for name in names:
+        raw = rng.beta(2, 3, len(queries))
+        column: list[float | None] = [
+            float(round(v, 2)) if name in ("ndcg@10", "recall@10") else float(v) for v in raw
+        ]
+        if name == "p@5":
+            column = [0.25] * len(queries)
+        if name == "mrr":
+            column = [None] * len(queries)
+            column[0] = 0.5
+        for i in np.flatnonzero(rng.random(len(queries)) < 0.1):
+            column[i] = None
+        values[name] = column
+    connection.execute(
+        eval_measures.insert(),
+        [
+            {
+                "run_id": run_id,
+                "workspace_id": "default",
+                "measure": name,
+                "mean": None if name == "p@5" and run_id % 4 == 0 else float(rng.random()),
+                "higher_is_better": name != "num_ret",
+                "position": position,
+            }
+            for position, name in enumerate(names)
+        ],
+    )
+    connection.execute(
+        eval_queries.insert(),
+        [
+            {
+                "run_id": run_id,
+                "workspace_id": "default",
+                "query_id": query,
+                "position": position,
+                "status": "ok",
+            }
+            for position, query in enumerate(queries)
+        ],
+    )
+    rows = [
+        {
+            "run_id": run_id,
+            "workspace_id": "default",
+            "query_id": query,
+            "measure": name,
+            "value": values[name][position],
+        }
+        for position, query in enumerate(queries)
+        for name in names
+        if rng.random() > 0.03  # a value row left out altogether
+    ]
+    connection.execute(eval_query_values.insert(), rows)
+
+
+def fingerprints(url: str) -> dict[str, str]:
+    out = {}
+    for command in [key for key in EXPECTED if key.startswith("history")]:
+        args = [*command.split()[1:], "--store", url]
+        result = CliRunner().invoke(main, ["history", *args], env={"COLUMNS": "200"})
+        assert result.exit_code == 0, result.output
+        out[command] = _sha(result.output)
+    with open_store(url) as store:
+        out["view"] = _sha(json.dumps(_views.history(store), default=str))
+        runs = store.runs()
+        details = [_views.run_detail(store, run.id, None) for run in runs[::5]]
+        out["detail"] = _sha(json.dumps(details, default=str))
+    return out
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_history_outputs_are_unchanged(db_url: str) -> None:
+    generate(db_url)
+    assert fingerprints(db_url) == EXPECTED
