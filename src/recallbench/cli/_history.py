@@ -117,16 +117,18 @@ def history(
     wanted = _canonical(measure_names)
     shown: list[tuple[list[StoredRun], SeriesStatistics]] = []
     with open_store(store_url, workspace) as store:
-        runs = store.runs(system=system, dataset=dataset)
+        runs = store.runs(system=system, dataset=dataset, per_series=limit)
         where = f"{store.url} (workspace {store.workspace!r})"
         series: dict[tuple[str, str], list[StoredRun]] = {}
         for run in runs:  # newest first
             series.setdefault((run.system, run.dataset_sha256), []).append(run)
+        values = iter(store.query_value_arrays(runs))  # every shown run's, at once
+        arrays = {run.id: next(values) for run in runs}
         for newest_first in series.values():
-            oldest_first = newest_first[:limit][::-1]
+            oldest_first = newest_first[::-1]
             measures = wanted or list(oldest_first[-1].means)
-            values = store.query_values_of(oldest_first)
-            shown.append((oldest_first, series_statistics(values, _scales(measures))))
+            statistics = series_statistics([arrays[r.id] for r in oldest_first], _scales(measures))
+            shown.append((oldest_first, statistics))
     console = make_console()
     if not runs:
         filtered = " matching these filters" if system or dataset else ""

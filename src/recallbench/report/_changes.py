@@ -21,6 +21,7 @@ from recallbench.report._intervals import FloatArray, IntervalSettings, Scale, i
 from recallbench.report._model import Interval
 from recallbench.stats._multiple import adjust
 from recallbench.stats._resampling import randomisation_pvalues, seeded_streams
+from recallbench.store._store import QueryValueArrays
 
 QueryValues = Mapping[str, Mapping[str, float | None]]
 """Query id -> measure -> value (None: the query is not in the measure's population)."""
@@ -56,23 +57,27 @@ class SeriesStatistics:
 
 
 def series_statistics(
-    runs: Sequence[QueryValues],
+    runs: Sequence[QueryValues | QueryValueArrays],
     scales: Mapping[str, Scale | str],
     settings: IntervalSettings | None = None,
     alpha: float = 0.05,
 ) -> SeriesStatistics:
-    """Intervals of every run's mean and the tests of consecutive changes, per measure."""
+    """Intervals of every run's mean and the tests of consecutive changes, per measure.
+
+    A run's values come as a mapping (query -> measure -> value) or, faster for long
+    series, as the store's arrays (``Store.query_value_arrays``); both give one result."""
     settings = settings or IntervalSettings()
+    arrays = [run if isinstance(run, QueryValueArrays) else _arrays(run) for run in runs]
     rows: list[tuple[Scale | str, FloatArray]] = []
     for measure, scale in scales.items():
-        for values in runs:
-            scored = [v for per in values.values() if (v := per.get(measure)) is not None]
-            rows.append((scale, np.array(scored, dtype=np.float64)))
+        for run in arrays:
+            column = _column(run, measure)
+            rows.append((scale, column[~np.isnan(column)]))
     found = iter(intervals(rows, settings))
     by_measure = {measure: [next(found) for _ in runs] for measure in scales}
     pairs: list[FloatArray] = []
     for measure, scale in scales.items():
-        for older, newer in pairwise(runs):
+        for older, newer in pairwise(arrays):
             pairs.append(_differences(older, newer, measure, scale))
     raw = _pvalues(pairs, [scales[m] for m in scales for _ in runs[1:]], settings.seed)
     held = adjust(raw, "holm")
@@ -98,15 +103,33 @@ def series_statistics(
     return SeriesStatistics(by_measure, changes, alpha, method)
 
 
-def _differences(older: QueryValues, newer: QueryValues, measure: str, scale: str) -> FloatArray:
-    """Per query both runs scored, newer - older (of the logs, for a geometric mean)."""
-    pairs = [
-        (a, b)
-        for query, values in newer.items()
-        if (b := values.get(measure)) is not None
-        and (a := older.get(query, {}).get(measure)) is not None
-    ]
-    data = np.array(pairs, dtype=np.float64).reshape(-1, 2)
+def _arrays(values: QueryValues) -> QueryValueArrays:
+    """A run's mapping of values as arrays (None becomes NaN)."""
+    names = list(dict.fromkeys(m for per in values.values() for m in per))
+    return QueryValueArrays(
+        list(values),
+        {m: np.array([per.get(m) for per in values.values()], dtype=np.float64) for m in names},
+    )
+
+
+def _column(run: QueryValueArrays, measure: str) -> FloatArray:
+    column = run.values.get(measure)
+    return np.full(len(run.queries), np.nan) if column is None else column
+
+
+def _differences(
+    older: QueryValueArrays, newer: QueryValueArrays, measure: str, scale: str
+) -> FloatArray:
+    """Per query both runs scored, in the newer run's order, newer - older (of the logs,
+    for a geometric mean)."""
+    b = _column(newer, measure)
+    a = _column(older, measure)
+    if older.queries != newer.queries:  # align the older run's values to the newer's queries
+        place = {query: index for index, query in enumerate(older.queries)}
+        index = np.array([place.get(query, -1) for query in newer.queries], dtype=np.int64)
+        a = np.append(a, np.nan)[index]  # a query the older run lacks (-1) gets NaN
+    both = ~np.isnan(a) & ~np.isnan(b)
+    data = np.column_stack((a[both], b[both]))
     if scale == "geometric":
         data = np.log(np.maximum(data, MIN_GEO_MEAN))
     return data[:, 1] - data[:, 0]

@@ -57,13 +57,15 @@ def history(store: Store) -> dict[str, Any]:
     grouped: dict[tuple[str, str], list[StoredRun]] = {}
     for run in runs:  # newest first
         grouped.setdefault((run.system, run.dataset_sha256), []).append(run)
+    shown = [run for newest_first in grouped.values() for run in newest_first[:SERIES_RUNS]]
+    values = iter(store.query_value_arrays(shown))  # every shown run's, at once
+    arrays = {run.id: next(values) for run in shown}
     series = []
     for index, newest_first in enumerate(grouped.values()):
         oldest = newest_first[:SERIES_RUNS][::-1]
         last = oldest[-1]
         measures = list(last.means)
-        values = store.query_values_of(oldest)
-        stats = series_statistics(values, _scales(measures))
+        stats = series_statistics([arrays[run.id] for run in oldest], _scales(measures))
         rows = []
         for measure in measures:
             means = [run.means.get(measure) for run in oldest]

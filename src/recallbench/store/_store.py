@@ -14,7 +14,19 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from sqlalchemy import ColumnElement, Connection, Engine, RowMapping, false, or_, select, true
+import numpy as np
+from numpy.typing import NDArray
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Engine,
+    RowMapping,
+    false,
+    func,
+    or_,
+    select,
+    true,
+)
 from sqlalchemy.exc import SQLAlchemyError
 
 from recallbench.core._errors import ConfigError
@@ -41,6 +53,8 @@ from recallbench.store._telemetry_store import TelemetryStore
 
 if TYPE_CHECKING:
     from recallbench.report import Report
+
+FloatArray = NDArray[np.float64]
 
 SHA_PREFIX_MIN = 6
 """Shortest dataset fingerprint prefix ``runs(dataset=...)`` accepts."""
@@ -163,11 +177,13 @@ class Store(TelemetryStore, AnnotationStore):
         dataset: str | None = None,
         accepted: bool | None = None,
         limit: int | None = None,
+        per_series: int | None = None,
     ) -> list[StoredRun]:
         """Runs of this workspace, newest first (report time, then id).
 
         ``dataset`` matches a dataset name, or a prefix of at least six hex digits of its
-        sha256 fingerprint."""
+        sha256 fingerprint. ``per_series``: only the newest runs of each series (one
+        system on one dataset fingerprint), counted after the other filters."""
         query = select(eval_runs).where(eval_runs.c.workspace_id == self.workspace)
         if system is not None:
             query = query.where(eval_runs.c.system == system)
@@ -175,7 +191,19 @@ class Store(TelemetryStore, AnnotationStore):
             query = query.where(_dataset_matches(dataset))
         if accepted is not None:
             query = query.where(eval_runs.c.accepted == (true() if accepted else false()))
-        query = query.order_by(eval_runs.c.created_at.desc(), eval_runs.c.id.desc())
+        newest = (eval_runs.c.created_at.desc(), eval_runs.c.id.desc())
+        if per_series is not None:
+            # a trend shows a series' newest runs: reading thousands of older ones with
+            # their measures would take longer than the statistics of the shown ones
+            rank = func.row_number().over(
+                partition_by=(eval_runs.c.system, eval_runs.c.dataset_sha256), order_by=newest
+            )
+            ranked = query.add_columns(rank.label("rank_in_series")).subquery()
+            query = select(*(ranked.c[c.name] for c in eval_runs.c)).where(
+                ranked.c.rank_in_series <= per_series
+            )
+            newest = (ranked.c.created_at.desc(), ranked.c.id.desc())
+        query = query.order_by(*newest)
         if limit is not None:
             query = query.limit(limit)
         with transaction(self._engine) as connection:
@@ -236,6 +264,34 @@ class Store(TelemetryStore, AnnotationStore):
                     found[run_id][query_id][measure] = value
         return [found.get(run.id, {}) for run in runs]
 
+    def query_value_arrays(self, runs: Sequence[StoredRun]) -> list[QueryValueArrays]:
+        """The per-query values of each of ``runs`` (runs of this workspace, as :meth:`runs`
+        returns them) as arrays: what :meth:`query_values_of` holds, read in two statements
+        for all of them and without a Python object per value, for a trend's hundreds of
+        thousands of values."""
+        ids = [run.id for run in runs]
+        queries: dict[int, list[str]] = {run_id: [] for run_id in ids}
+        positions: dict[int, list[int]] = {run_id: [] for run_id in ids}
+        q, v = eval_queries.c, eval_query_values.c
+        rows: list[tuple[int, int, str, float | None]] = []
+        with transaction(self._engine) as connection:
+            for part in chunks(ids):
+                found = connection.execute(
+                    select(q.run_id, q.query_id, q.position)
+                    .where(q.run_id.in_(part), q.workspace_id == self.workspace)
+                    .order_by(q.run_id, q.position)
+                )
+                for run_id, query_id, position in found.cursor.fetchall():  # raw: no Rows
+                    queries[run_id].append(query_id)
+                    positions[run_id].append(position)
+                values = connection.execute(
+                    select(v.run_id, q.position, v.measure, v.value)
+                    .join(eval_queries, (q.run_id == v.run_id) & (q.query_id == v.query_id))
+                    .where(v.run_id.in_(part), v.workspace_id == self.workspace)
+                )
+                rows += values.cursor.fetchall()
+        return _value_arrays(ids, queries, positions, rows)
+
     def close(self) -> None:
         """Release the database connections."""
         self._engine.dispose()
@@ -277,6 +333,50 @@ class Store(TelemetryStore, AnnotationStore):
             for row in rows:
                 found.setdefault(row["run_id"], []).append(row)
         return found
+
+
+@dataclass(frozen=True, slots=True)
+class QueryValueArrays:
+    """One run's per-query values: its queries in the dataset's order and, per measure
+    (those of its means and any other with values), an array of a value per query, NaN
+    where the query has none (the store keeps no NaN: ``finite`` makes it NULL)."""
+
+    queries: list[str]
+    values: dict[str, FloatArray]
+
+
+def _value_arrays(
+    ids: list[int],
+    queries: dict[int, list[str]],
+    positions: dict[int, list[int]],
+    rows: list[tuple[int, int, str, float | None]],
+) -> list[QueryValueArrays]:
+    """(run id, query position, measure, value) rows, in any order, as each run's arrays;
+    ``queries`` and ``positions`` of each run in position order."""
+    if not rows:
+        return [QueryValueArrays(queries[run_id], {}) for run_id in ids]
+    # one column at a time (zip(*rows) is far slower on hundreds of thousands of rows)
+    names = list(dict.fromkeys([row[2] for row in rows]))
+    codes = {name: code for code, name in enumerate(names)}
+    measure = np.array([codes[row[2]] for row in rows], dtype=np.int64)
+    run = np.array([row[0] for row in rows], dtype=np.int64)
+    order = np.argsort(run, kind="stable")
+    run, place = run[order], np.array([row[1] for row in rows], dtype=np.int64)[order]
+    value = np.array([row[3] for row in rows], dtype=np.float64)[order]  # None becomes NaN
+    measure = measure[order]
+    wanted = np.array(ids, dtype=np.int64)
+    starts, ends = np.searchsorted(run, wanted), np.searchsorted(run, wanted, side="right")
+    out = []
+    for run_id, start, end in zip(ids, starts, ends, strict=True):
+        n = len(queries[run_id])
+        where = place[start:end]
+        if positions[run_id] != list(range(n)):  # recorded positions are 0..n-1; else ranks
+            where = np.searchsorted(np.array(positions[run_id], dtype=np.int64), where)
+        grid = np.full((len(names), n), np.nan)
+        grid[measure[start:end], where] = value[start:end]
+        present = np.unique(measure[start:end])
+        out.append(QueryValueArrays(queries[run_id], {names[m]: grid[m] for m in present}))
+    return out
 
 
 def _dataset_matches(dataset: str) -> ColumnElement[bool]:
