@@ -261,6 +261,12 @@ HOT_READS: dict[str, tuple[Callable[[Store], object], str, bool]] = {
     ),
     "query log page": (lambda s: s.query_log_page(100, 50), "ix_query_log_created", False),
     "harvest's stream": (lambda s: s.query_log_stream(), "ix_query_log_created", False),
+    "harvest's scan": (lambda s: s.query_log_scan(), "ix_query_log_created", False),
+    "harvest's texts": (
+        lambda s: s.query_log_details(["alpha-3", "Zeta-1"]),
+        "query_log_query",
+        True,
+    ),
     "a logged query": (lambda s: s.query_log_entry("alpha-3"), "query_log_query", True),
 }
 

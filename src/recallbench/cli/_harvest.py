@@ -89,7 +89,7 @@ def harvest(
     """
     from recallbench.datasets._json_v1 import dump_json_dataset
     from recallbench.online._harvest import NothingHarvestedError, nothing_harvested, since_date
-    from recallbench.online._harvest import harvest_log as make_dataset
+    from recallbench.online._harvest import harvest_scan as make_dataset
     from recallbench.store import open_store
 
     start, end = since_date(since), since_date(until)
@@ -111,12 +111,14 @@ def harvest(
     if trace_format or read_tools:
         raise ConfigError("--format and --read-tool apply to --traces FILE only")
     with open_store(store_url, workspace) as store:
-        # streamed: a log of millions of searches is never held as entries
+        # streamed: a log of millions of searches is never held as entries;
         manual = sorted(
             store.judgments(source="manual"), key=lambda j: (j.query_id, j.doc_id, j.source)
         )
+        # in two passes: the log without its texts, then the texts of the sampled queries
         dataset, stats = make_dataset(
-            store.query_log_stream(since=start, until=end),
+            store.query_log_scan(since=start, until=end),
+            store.query_log_details,
             store.feedback_stream(since=start, until=end),
             manual,
             name=name,

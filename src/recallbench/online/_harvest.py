@@ -34,8 +34,8 @@ from __future__ import annotations
 import json
 import random
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -73,8 +73,11 @@ class _Pooled:
     events: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     """Memory id -> kinds of feedback about it."""
     texts: dict[str, str] = field(default_factory=dict)
-    seen: set[str] = field(default_factory=set)
-    """The results (JSON) already pooled."""
+    seen: dict[str, int] = field(default_factory=dict)
+    """The results (JSON) already pooled -> their index in ``result_sets``."""
+    result_sets: list[frozenset[str]] = field(default_factory=list)
+    row_results: list[int] = field(default_factory=list)
+    """Each row's results (JSON logged), by index in ``result_sets``, as ``query_ids``."""
     last_texts: str | None = None
     """The texts (JSON) pooled last."""
 
@@ -97,6 +100,13 @@ class HarvestStats:
 LoggedSearch = tuple[str, str, str | None, str | None, datetime, str, str]
 """What harvest reads of a logged query: (query_id, text, intent, category, created_at,
 results, texts), the last two as the store keeps them (JSON)."""
+
+ScannedSearch = tuple[str, str, str | None, datetime, str, bool]
+"""A logged query without its category and texts: (query_id, text, intent, created_at,
+results JSON, whether its texts name a memory it did not show) (``Store.query_log_scan``)."""
+
+Details = Callable[[Sequence[str]], Mapping[str, tuple[str | None, str]]]
+"""Query ids -> (category, texts JSON) of those logged queries (``Store.query_log_details``)."""
 
 
 def _pool(entries: Sequence[QueryLogEntry]) -> list[_Pooled]:
@@ -130,15 +140,20 @@ def _pool_rows(
             item = pooled[key] = _Pooled(first)
         item.query_ids.append(query_id)
         if isinstance(results, str):
-            if results in item.seen:  # the best ranks of these results are in already
+            index = item.seen.get(results)
+            if index is not None:  # the best ranks of these results are in already
                 results = ()
             else:
-                item.seen.add(results)
+                index = item.seen[results] = len(item.result_sets)
                 results = json.loads(results)
+                item.result_sets.append(frozenset(results))
+            item.row_results.append(index)
         shown = item.shown
         for rank, doc in enumerate(results, start=1):
             if shown.get(doc, rank) >= rank:
                 shown[doc] = rank
+        if texts is None:  # a scan without texts: _fill_texts reads the few it needs
+            continue
         if isinstance(texts, str):
             if texts == item.last_texts:  # the same update again changes nothing
                 continue
@@ -235,6 +250,93 @@ def harvest_log(
     )
 
 
+def harvest_scan(
+    rows: Iterable[ScannedSearch],
+    details: Details,
+    feedback: Iterable[tuple[str, str, str | None]],
+    judgments: Sequence[Judgment],
+    *,
+    name: str = "harvested",
+    sample_per_intent: int | None = None,
+    seed: int = 0,
+    metadata: Mapping[str, object] | None = None,
+) -> tuple[Dataset, HarvestStats]:
+    """:func:`harvest_log` in two passes, the same dataset: the log scanned without its
+    texts (most of its bytes: each row repeats the text of every memory it showed), then
+    the texts and categories read for the sampled queries only (:func:`_fill_texts`)."""
+    _check_sample(sample_per_intent)
+    logged = 0
+    extra: set[str] = set()
+
+    def counted() -> Iterator[tuple[str, str, str | None, None, datetime, str, None]]:
+        nonlocal logged
+        for logged, (qid, text, intent, at, results, more) in enumerate(rows, start=1):  # noqa: B007
+            if more:
+                extra.add(qid)
+            yield qid, text, intent, None, at, results, None
+
+    pooled = _pool_rows(counted())
+    return _harvest(
+        pooled,
+        logged,
+        feedback,
+        judgments,
+        name=name,
+        sample_per_intent=sample_per_intent,
+        seed=seed,
+        metadata=metadata,
+        details=(details, extra),
+    )
+
+
+def _fill_texts(chosen: Sequence[_Pooled], details: Details, extra: set[str]) -> None:
+    """Each chosen query's category (its earliest row's) and, for every memory it was
+    shown or got feedback on, the text a pass over all its rows keeps: the one in its
+    newest row that has the memory. A row can have a memory's text only if it showed the
+    memory or is one of the ``extra`` rows (texts naming a memory not shown, rare): those
+    are read newest first, a few more per round (1, 4, 16, ...) for the queries still
+    missing a memory, so a query asked thousands of times is usually settled by its last
+    row or two."""
+    need = {id(item): {*item.shown, *item.events} for item in chosen}
+    left = {id(item): len(item.query_ids) for item in chosen}
+    first = details([item.query_ids[0] for item in chosen])
+    for item in chosen:
+        row = first.get(item.query_ids[0])  # None: pruned since the scan
+        item.entry = replace(item.entry, category=row[0] if row else None)
+    pending = [item for item in chosen if need[id(item)]]
+    step = 1
+    while pending:
+        batches: list[tuple[_Pooled, list[str]]] = []
+        for item in pending:
+            wanted, sets, rows = need[id(item)], item.result_sets, item.row_results
+            ids: list[str] = []
+            at = left[id(item)]
+            while at and len(ids) < step:
+                at -= 1
+                if not wanted.isdisjoint(sets[rows[at]]) or item.query_ids[at] in extra:
+                    ids.append(item.query_ids[at])
+            left[id(item)] = at
+            batches.append((item, ids))
+        found = details([qid for _, ids in batches for qid in ids])
+        for item, ids in batches:
+            wanted = need[id(item)]
+            parsed: dict[str, dict[str, str]] = {}
+            for qid in ids:
+                if qid not in found:  # pruned since the scan
+                    continue
+                raw = found[qid][1]
+                texts = parsed.get(raw)
+                if texts is None:
+                    texts = parsed[raw] = json.loads(raw)
+                for doc in wanted.intersection(texts):
+                    item.texts[doc] = texts[doc]
+                wanted.difference_update(texts)
+                if not wanted:
+                    break
+        pending = [item for item in pending if need[id(item)] and left[id(item)]]
+        step *= 4
+
+
 def _check_sample(sample_per_intent: int | None) -> None:
     if sample_per_intent is not None and sample_per_intent < 1:
         raise ConfigError(f"--sample-per-intent must be at least 1, got {sample_per_intent}")
@@ -250,6 +352,7 @@ def _harvest(
     sample_per_intent: int | None,
     seed: int,
     metadata: Mapping[str, object] | None,
+    details: tuple[Details, set[str]] | None = None,
 ) -> tuple[Dataset, HarvestStats]:
     withheld = [item for item in pooled if WITHHELD.fullmatch(item.entry.text)]
     hidden = {qid for item in withheld for qid in item.query_ids}
@@ -270,6 +373,8 @@ def _harvest(
         if item is not None and judgment.source == "manual":
             manual[(id(item), judgment.doc_id)] = judgment.grade
     chosen = _sample(pooled_with_texts, sample_per_intent, seed)
+    if details is not None:
+        _fill_texts(chosen, *details)
     queries: list[Query] = []
     qrels: dict[str, dict[str, int]] = {}
     texts: dict[str, str] = {}

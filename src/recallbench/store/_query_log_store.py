@@ -20,6 +20,7 @@ from sqlalchemy import (
     Text,
     delete,
     func,
+    literal_column,
     select,
     type_coerce,
     update,
@@ -160,6 +161,46 @@ class QueryLogStore:
             for part in options.execute(query).partitions():
                 for qid, text, intent, category, at, results, texts in part:
                     yield qid, text, intent, category, _moment(at), results, texts
+
+    def query_log_scan(
+        self, since: datetime | None = None, until: datetime | None = None
+    ) -> Iterator[tuple[str, str, str | None, datetime, str, bool]]:
+        """(query_id, text, intent, created_at, results JSON, extra) of
+        :meth:`query_log_stream`'s rows in its order: the columns a harvest pools and
+        decides on, without the memory texts (most of a row's bytes, and of the time to
+        move and parse them); ``extra``: the row's texts name a memory its results do not
+        (the SDK takes any texts its caller gives), checked by the database."""
+        c = query_log.c
+        created = type_coerce(c.created_at, Text)
+        postgres = self._engine.dialect.name == "postgresql"
+        query_id = c.query_id.collate("C") if postgres else c.query_id
+        extra: ColumnElement[Any] = literal_column(_EXTRA_POSTGRES if postgres else _EXTRA_SQLITE)
+        query = select(c.query_id, c.text, c.intent, created, c.results, extra)
+        query = query.where(mine(query_log, self.workspace))
+        if since is not None:
+            query = query.where(c.created_at >= since)
+        if until is not None:
+            query = query.where(c.created_at < until)
+        query = query.order_by(c.created_at, query_id)
+        with transaction(self._engine) as connection:
+            options = connection.execution_options(stream_results=True, yield_per=STREAM_BATCH)
+            for part in options.execute(query).partitions():
+                for qid, text, intent, at, results, more in part:
+                    yield qid, text, intent, _moment(at), results, bool(more)
+
+    def query_log_details(self, query_ids: Sequence[str]) -> dict[str, tuple[str | None, str]]:
+        """Query id -> (category, texts JSON) of these logged queries (ids never logged are
+        left out): the columns :meth:`query_log_scan` leaves out, for a few rows."""
+        c = query_log.c
+        found: dict[str, tuple[str | None, str]] = {}
+        with transaction(self._engine) as connection:
+            for part in chunks(unique(query_ids)):
+                query = select(c.query_id, c.category, c.texts).where(
+                    mine(query_log, self.workspace), c.query_id.in_(part)
+                )
+                for qid, category, texts in connection.execute(query):
+                    found[qid] = (category, texts)
+        return found
 
     def feedback_stream(
         self, since: datetime | None = None, until: datetime | None = None
@@ -396,6 +437,16 @@ class QueryLogStore:
             names = [column.key for column in order]
             rows.sort(key=lambda row: tuple(row[name] for name in names))
         return rows
+
+
+_EXTRA_SQLITE = (
+    "EXISTS (SELECT 1 FROM json_each(query_log.texts) AS t WHERE t.key NOT IN "
+    "(SELECT r.value FROM json_each(query_log.results) AS r))"
+)
+_EXTRA_POSTGRES = (
+    "EXISTS (SELECT 1 FROM json_object_keys(query_log.texts::json) AS t(key) WHERE t.key "
+    "NOT IN (SELECT json_array_elements_text(query_log.results::json)))"
+)
 
 
 def _feedback_insert(connection: Connection) -> Any:

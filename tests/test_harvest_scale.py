@@ -1,0 +1,148 @@
+"""``recallbench harvest`` in two passes (the log without its texts, then the texts of the
+sampled queries) writes the very dataset a pass over whole rows writes: on SQLite and
+PostgreSQL, on data with ties, repeated texts whose memory texts change, texts of memories
+not shown, feedback on memories never shown, categories, withheld texts and odd ids."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from recallbench.datasets._json_v1 import dump_json_dataset
+from recallbench.online import _harvest
+from recallbench.online._harvest import harvest, harvest_scan
+from recallbench.store import FeedbackEvent, Judgment, QueryLogEntry, Store, open_store
+
+T0 = datetime(2026, 3, 1, tzinfo=UTC)
+KINDS = ("read_after_search", "validated_useful", "validated_not_useful", "reference")
+IDS = ("Zeta", "alpha", "éclair", "q-10", "q-9", "Q1", "_x", "z", "Ω", "a b", "ß")
+TEXTS = (
+    "Where is the budget review?",
+    "where is the BUDGET review",
+    "what does the user prefer",
+    "which flight to Oslo",
+    "Which flight to oslo!",
+    "???",
+    "[withheld sha256:abc123 20 chars]",
+    "hotel in Rome",
+)
+
+
+def _data(seed: int, n: int = 400) -> tuple[list[QueryLogEntry], list[FeedbackEvent]]:
+    rng = random.Random(seed)
+    entries, events = [], []
+    for i in range(n):
+        docs = rng.sample([f"d{d}" for d in range(14)], rng.randint(0, 5))
+        # the text of a memory changes now and then; some shown memories have none; a few
+        # rows name a memory they did not show (the SDK keeps any texts it is given)
+        texts = {
+            d: f"memory {d} v{rng.randrange(3)}" for d in docs if rng.random() < 0.8 and d != "d13"
+        }
+        if rng.random() < 0.1:
+            texts[f"d{rng.randrange(14, 17)}"] = f"unshown v{rng.randrange(3)}"
+        entries.append(
+            QueryLogEntry(
+                query_id=f"{IDS[i % len(IDS)]}-{i // len(IDS)}",
+                text=rng.choice(TEXTS) if rng.random() < 0.5 else f"question {rng.randrange(80)}",
+                created_at=T0 + timedelta(seconds=rng.randrange(25)),  # ties
+                results=tuple(docs),
+                texts=texts,
+                intent=rng.choice(("fact", "task", None)),
+                category=rng.choice((None, "travel", "work")),
+            )
+        )
+        for _ in range(rng.choice((0, 0, 1, 2))):
+            kind = rng.choice(KINDS)
+            doc = rng.choice([*docs, "d14", "d15", "d16"])  # also about memories never shown
+            events.append(
+                FeedbackEvent(entries[-1].query_id, kind, T0, doc)  # type: ignore[arg-type]
+            )
+    return entries, events
+
+
+@pytest.fixture(params=[3, 11])
+def store(db_url: str, request: pytest.FixtureRequest) -> Iterator[Store]:
+    entries, events = _data(request.param)
+    rng = random.Random(request.param)
+    judgments = [
+        Judgment(e.query_id, rng.choice([*e.results, "d15"]), rng.randint(0, 3), "manual", T0)
+        for e in entries[::9]
+    ]
+    with open_store(db_url) as opened:
+        opened.log(queries=entries, feedback=events, judgments=judgments)
+        yield opened
+
+
+def _both(store: Store, sample: int | None) -> tuple[str, str]:
+    entries = store.query_log()
+    ids = [e.query_id for e in entries]
+    whole = harvest(entries, store.feedback(ids), store.judgments(ids), sample_per_intent=sample)
+    manual = sorted(store.judgments(source="manual"), key=lambda j: (j.query_id, j.doc_id))
+    scanned = harvest_scan(
+        store.query_log_scan(),
+        store.query_log_details,
+        store.feedback_stream(),
+        manual,
+        sample_per_intent=sample,
+    )
+    assert scanned[1] == whole[1]
+    assert whole[0].queries and whole[1].withheld and whole[1].documents_without_text
+    return dump_json_dataset(scanned[0]), dump_json_dataset(whole[0])
+
+
+@pytest.mark.parametrize("sample", [None, 2])
+def test_two_passes_write_the_dataset_of_whole_rows(store: Store, sample: int | None) -> None:
+    scanned, whole = _both(store, sample)
+    assert scanned == whole
+    assert '"category": "' in whole and "unshown v" in whole  # the data exercises both
+
+
+def test_the_comparison_fails_when_the_texts_are_not_the_newest(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reading each memory's text from the oldest row that has it (a plausible slip)
+    changes the dataset, and the test above would say so."""
+    real = _harvest._fill_texts
+
+    def oldest_first(chosen, details, extra):  # type: ignore[no-untyped-def]
+        for item in chosen:
+            item.query_ids.reverse()
+            item.row_results.reverse()
+        real(chosen, details, extra)
+        for item in chosen:
+            item.query_ids.reverse()
+            item.row_results.reverse()
+
+    monkeypatch.setattr(_harvest, "_fill_texts", oldest_first)
+    with pytest.raises(AssertionError):
+        test_two_passes_write_the_dataset_of_whole_rows(store, None)
+
+
+def test_only_the_sampled_queries_rows_are_read(store: Store) -> None:
+    asked: list[str] = []
+
+    def details(ids):  # type: ignore[no-untyped-def]
+        asked.extend(ids)
+        return store.query_log_details(ids)
+
+    manual = sorted(store.judgments(source="manual"), key=lambda j: (j.query_id, j.doc_id))
+    _, stats = harvest_scan(
+        store.query_log_scan(), details, store.feedback_stream(), manual, sample_per_intent=1
+    )
+    assert 0 < len(set(asked)) < stats.logged // 4
+
+
+def test_the_comparison_fails_without_the_rows_naming_memories_not_shown(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = Store.query_log_scan
+
+    def unflagged(self: Store) -> Iterator[tuple[str, str, str | None, datetime, str, bool]]:
+        return ((*row[:5], False) for row in real(self))
+
+    monkeypatch.setattr(Store, "query_log_scan", unflagged)
+    with pytest.raises(AssertionError):
+        test_two_passes_write_the_dataset_of_whole_rows(store, None)
