@@ -115,20 +115,20 @@ def history(
     from recallbench.store import open_store
 
     wanted = _canonical(measure_names)
-    shown: list[tuple[list[StoredRun], SeriesStatistics]] = []
     with open_store(store_url, workspace) as store:
         runs = store.runs(system=system, dataset=dataset, per_series=limit)
         where = f"{store.url} (workspace {store.workspace!r})"
         series: dict[tuple[str, str], list[StoredRun]] = {}
         for run in runs:  # newest first
             series.setdefault((run.system, run.dataset_sha256), []).append(run)
-        values = iter(store.query_value_arrays(runs))  # every shown run's, at once
-        arrays = {run.id: next(values) for run in runs}
+        found = iter(store.query_value_arrays(runs))  # every shown run's, at once
+        arrays = {run.id: next(found) for run in runs}
+        shown: list[tuple[list[StoredRun], SeriesStatistics]] = []
         for newest_first in series.values():
             oldest_first = newest_first[::-1]
-            measures = wanted or list(oldest_first[-1].means)
-            statistics = series_statistics([arrays[r.id] for r in oldest_first], _scales(measures))
-            shown.append((oldest_first, statistics))
+            scales = _scales(wanted or list(oldest_first[-1].means))
+            values = [arrays[run.id] for run in oldest_first]
+            shown.append((oldest_first, series_statistics(values, scales)))
     console = make_console()
     if not runs:
         filtered = " matching these filters" if system or dataset else ""
@@ -140,11 +140,11 @@ def history(
             soft_wrap=True,
         )
         return
-    for oldest_first, statistics in shown:
-        _render(oldest_first, wanted, statistics, console)
+    for oldest_first, series_stats in shown:
+        _render(oldest_first, wanted, series_stats, console)
         _render_judges(oldest_first, console)
         if show_runs:
-            _render_runs(oldest_first, statistics, console)
+            _render_runs(oldest_first, series_stats, console)
 
 
 def _canonical(names: tuple[str, ...]) -> list[str]:

@@ -65,7 +65,10 @@ def series_statistics(
     """Intervals of every run's mean and the tests of consecutive changes, per measure.
 
     A run's values come as a mapping (query -> measure -> value) or, faster for long
-    series, as the store's arrays (``Store.query_value_arrays``); both give one result."""
+    series, as the store's arrays (``Store.query_value_arrays``); both give one result.
+    Series are resampled one at a time, not stacked together: a resampled mean is a matrix
+    product whose last bits depend on how many rows it has, and a mean that ties with the
+    observed one (values of two decimals do) moves a BCa interval by those bits."""
     settings = settings or IntervalSettings()
     arrays = [run if isinstance(run, QueryValueArrays) else _arrays(run) for run in runs]
     rows: list[tuple[Scale | str, FloatArray]] = []
