@@ -24,6 +24,7 @@ MIGRATIONS = [
     (11, "m011_annotations"),
     (12, "m012_fleet_keys"),
     (13, "m013_read_indexes"),
+    (14, "m014_shadow_query_key"),
 ]
 
 # ---------------------------------------------------------------- SQLite
@@ -174,6 +175,8 @@ SQLITE_COLUMNS = {
         ("treatment", "TEXT", 0, None, 0),
         # added by m010
         ("interleaved_credited", "INTEGER", 0, None, 0),
+        # added by m014
+        ("query_key", "TEXT", 0, None, 0),
     ],
     "judge_cache": [
         ("workspace_id", "TEXT", 1, "'default'", 1),
@@ -640,6 +643,7 @@ POSTGRES_COLUMNS = {
         ("treatment", "text", "YES", None),
         # added by m010
         ("interleaved_credited", "integer", "YES", None),
+        ("query_key", "text", "YES", None),  # m014
     ],
     "judge_cache": [
         WS,

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from recallbench.core._query_key import query_key
 from recallbench.online._hits import text_id
 from recallbench.online._shadow import Shadow
 from recallbench.online._shadow_calls import (
@@ -150,6 +151,8 @@ def test_a_server_memory_candidate_mirrors_writes_and_sampled_searches(
         assert run["control_latency_ms"] > 0 and run["treatment_latency_ms"] > 0
         assert (run["kendall_tau"], run["jaccard"], run["top1_changed"]) == (1.0, 1.0, False)
         assert run["ab_test_id"] is None
+        # the query unit is written with the pair (m014): "friday" and "Friday" are one
+        assert run["query_key"] == query_key(logged[run["query_id"]].text)
     stored = (candidate_dir / "memory.jsonl").read_text()
     assert all(name in stored for name in NOTES) and "10:30" in stored  # the update too
 

@@ -236,10 +236,31 @@ def decide_test(
             texts[key] = texts.get(key, False) or entry.query_id in paired
         mirrored = sum(texts.values())
         sampled = (mirrored, len(texts) - mirrored)
-    else:  # only the paired queries' keys are looked up: not the whole log's
-        texts_of = store.shadowed_query_texts(test.started_at, end)
-        keys = {query_id: query_key(text) for query_id, text in texts_of.items()}
+    else:
+        keys = unit_keys(store, test, rows, end)
     return decide(rule, rows, scores, sampled, keys)
+
+
+def unit_keys(
+    store: Store, test: ShadowTest, rows: Sequence[Mapping[str, Any]], end: datetime | None
+) -> dict[str, str]:
+    """Query id -> key of its text for the pairs ``rows``: the key the pair was written with
+    (m014), else that of its query logged in the test's window (a pair whose query was not
+    logged when m014 ran, or loaded without it). Only those are looked up in ``query_log``:
+    reading a million pairs' texts from its largest rows was most of the time of ``shadow
+    status``."""
+    keys: dict[str, str] = {}
+    missing = []
+    for row in rows:
+        if row.get("query_key"):
+            keys[str(row["query_id"])] = str(row["query_key"])
+        else:
+            missing.append(str(row["query_id"]))
+    if missing:
+        for query_id, entry in store.query_log_entries(missing).items():
+            if entry.created_at >= test.started_at and (end is None or entry.created_at <= end):
+                keys[query_id] = query_key(entry.text)
+    return keys
 
 
 def _verdict(

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from recallbench.core._query_key import query_key
 from recallbench.online._feedback import result_ids
 from recallbench.online._hits import hits_of
 from recallbench.online._shadow_ledger import (
@@ -141,6 +142,8 @@ class ShadowRuns:
             "control_error": None if control is not None else _error(search.answer, search.error),
             "treatment_error": None if treatment is not None else _error(answer, failure),
             "session_id": session_id,
+            # the query unit, stored with the pair: status need not read the logged texts
+            "query_key": query_key(search.query),
             "control": self.primary.name,
             "treatment": self.treatment,
         }

@@ -43,6 +43,7 @@ from sqlalchemy import (
     select,
 )
 from sqlalchemy import inspect as inspect_db
+from sqlalchemy import text as sql_text
 
 from recallbench.core._errors import ConfigError
 
@@ -698,6 +699,36 @@ def m013_read_indexes(connection: Connection) -> None:
     )
 
 
+def m014_shadow_query_key(connection: Connection) -> None:
+    """``shadow_runs.query_key``: the key of the searched text
+    (:func:`recallbench.core._query_key.query_key`), a shadow test's query unit, written
+    with the pair so that ``shadow status`` need not read a million pairs' texts out of
+    ``query_log`` (scattered reads of its largest rows: most of the command's time). Rows
+    written before are filled here from their logged text; a pair whose query was never
+    logged keeps NULL (a unit of its own, as before). Filled in batches of row ids, so that
+    neither side is read whole into memory."""
+    column = Column("query_key", Text)
+    kind = column.type.compile(dialect=connection.dialect)
+    connection.exec_driver_sql(f"ALTER TABLE shadow_runs ADD COLUMN {column.name} {kind}")
+    from recallbench.core._query_key import query_key
+
+    read = (
+        "SELECT s.id, q.text FROM shadow_runs s JOIN query_log q "
+        "ON q.workspace_id = s.workspace_id AND q.query_id = s.query_id "
+        "WHERE s.id > :after ORDER BY s.id LIMIT 20000"
+    )
+    after = 0
+    while True:
+        rows = connection.execute(sql_text(read), {"after": after}).all()
+        if not rows:
+            return
+        connection.execute(
+            sql_text("UPDATE shadow_runs SET query_key = :key WHERE id = :id"),
+            [{"id": row_id, "key": query_key(str(text))} for row_id, text in rows],
+        )
+        after = rows[-1][0]
+
+
 MIGRATIONS: list[Migration] = [
     m001_history,
     m002_telemetry,
@@ -712,5 +743,6 @@ MIGRATIONS: list[Migration] = [
     m011_annotations,
     m012_fleet_keys,
     m013_read_indexes,
+    m014_shadow_query_key,
 ]
 """In order; append only."""

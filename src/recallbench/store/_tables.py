@@ -211,6 +211,7 @@ shadow_runs = Table(
     Column("control", Text),  # m008: the control's profile
     Column("treatment", Text),  # m008: the treatment's profile
     Column("interleaved_credited", Integer),  # m010: leading items of interleaved credited
+    Column("query_key", Text),  # m014: the key of the searched text, the query unit
     UniqueConstraint("workspace_id", "query_id", name="uq_shadow_runs_query"),  # m012
 )
 
