@@ -253,14 +253,24 @@ class QueryLogStore:
         with transaction(self._engine) as connection:
             return int(connection.execute(query).scalar_one())
 
-    def query_log_newest(self) -> Iterator[tuple[str, str]]:
-        """(query_id, text) of every logged query, newest first (:meth:`query_log_page`'s
-        order), streamed in batches: for a search no index answers."""
+    def query_log_count_upto(self, cap: int) -> int:
+        """How many queries this workspace logged, counted up to ``cap + 1``: more than
+        ``cap`` when it returns ``cap + 1`` (a count of millions of rows reads them all)."""
+        first = select(query_log.c.id).where(mine(query_log, self.workspace)).limit(cap + 1)
+        query = select(func.count()).select_from(first.subquery())
+        with transaction(self._engine) as connection:
+            return int(connection.execute(query).scalar_one())
+
+    def query_log_newest(self, limit: int | None = None) -> Iterator[tuple[str, str]]:
+        """(query_id, text) of every logged query (the newest ``limit`` when given), newest
+        first (:meth:`query_log_page`'s order), streamed in batches: for a search no index
+        answers."""
         c = query_log.c
         query = (
             select(c.query_id, c.text)
             .where(mine(query_log, self.workspace))
             .order_by(c.created_at.desc(), c.id.desc())
+            .limit(limit)
         )
         with transaction(self._engine) as connection:
             options = connection.execution_options(stream_results=True, yield_per=STREAM_BATCH)
