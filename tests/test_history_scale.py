@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -168,3 +171,23 @@ def _sha(text: str) -> str:
 def test_history_outputs_are_unchanged(db_url: str) -> None:
     generate(db_url)
     assert fingerprints(db_url) == EXPECTED
+
+
+def test_history_loads_neither_scipy_stats_nor_the_run_command(tmp_path: Path) -> None:
+    """Imports were most of the command's second: `run`'s (gates, report builder) and
+    scipy.stats, which nothing of `history` uses."""
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    generate(url)
+    code = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "from recallbench.cli import main\n"
+        f"result = CliRunner().invoke(main, ['history', '--store', {url!r}])\n"
+        "assert result.exit_code == 0, result.output\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    loaded = set(done.stdout.split())
+    assert "recallbench.report._changes" in loaded
+    assert not loaded & {"scipy.stats", "recallbench.cli._run", "recallbench.gates"}
