@@ -20,7 +20,7 @@ from recallbench.measures._trec_extra import MIN_GEO_MEAN
 from recallbench.report._intervals import FloatArray, IntervalSettings, Scale, intervals
 from recallbench.report._model import Interval
 from recallbench.stats._multiple import adjust
-from recallbench.stats._resampling import randomisation_pvalues, seeded_streams
+from recallbench.stats._resampling import seeded_randomisation_pvalues
 from recallbench.store._store import QueryValueArrays
 
 QueryValues = Mapping[str, Mapping[str, float | None]]
@@ -148,8 +148,7 @@ def _pvalues(pairs: Sequence[FloatArray], scales: Sequence[str], seed: int) -> l
     for n, indices in sorted(by_length.items()):
         differences = np.array([pairs[i] for i in indices]).reshape(-1, n)
         # the randomisation stream of `compare` for the same seed
-        rng = seeded_streams(seed)[1]
-        p, _exact = randomisation_pvalues(differences, TEST_RESAMPLES, rng)
+        p, _exact = seeded_randomisation_pvalues(differences, TEST_RESAMPLES, seed)
         for row, index in enumerate(indices):
             out[index] = float(p[row])
     return out

@@ -8,8 +8,9 @@ with a block of resampling weights, computed a block at a time to bound memory.
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Literal
 
 import numpy as np
@@ -46,16 +47,56 @@ def bootstrap_means(
 
     Efron, B. & Tibshirani, R. (1993). An Introduction to the Bootstrap, ch. 6 and 16.
     """
+    n = differences.shape[1]
+    blocks = (_counts(rng, size, n) for size in _blocks(resamples, n))
+    return _weighted_means(differences, resamples, blocks)
+
+
+def _counts(rng: np.random.Generator, size: int, n: int) -> FloatArray:
+    """A block of ``size`` resamples' counts of each of n queries, transposed (n x size)."""
+    draws = rng.integers(0, n, size=(size, n))
+    draws += np.arange(size)[:, None] * n
+    counts = np.bincount(draws.ravel(), minlength=size * n).reshape(size, n)
+    return counts.T.astype(np.float64)
+
+
+def _weighted_means(
+    differences: FloatArray, resamples: int, blocks: Iterable[FloatArray]
+) -> FloatArray:
     rows, n = differences.shape
     means = np.empty((rows, resamples))
     done = 0
-    for size in _blocks(resamples, n):
-        draws = rng.integers(0, n, size=(size, n))
-        draws += np.arange(size)[:, None] * n
-        counts = np.bincount(draws.ravel(), minlength=size * n).reshape(size, n)
-        means[:, done : done + size] = differences @ counts.T.astype(np.float64) / n
+    for block in blocks:  # drawn one at a time: memory for one block
+        size = block.shape[1]
+        means[:, done : done + size] = differences @ block / n
         done += size
     return means
+
+
+def _frozen(blocks: Iterable[FloatArray]) -> tuple[FloatArray, ...]:
+    """Blocks kept for later calls, made read-only so that no caller changes them."""
+    kept = tuple(blocks)
+    for block in kept:
+        block.setflags(write=False)
+    return kept
+
+
+@functools.lru_cache(maxsize=4)
+def _seeded_counts(seed: int, n: int, resamples: int) -> tuple[FloatArray, ...]:
+    """The blocks :func:`bootstrap_means` draws from the seed's fresh bootstrap stream."""
+    rng = seeded_streams(seed)[0]
+    return _frozen(_counts(rng, size, n) for size in _blocks(resamples, n))
+
+
+def seeded_bootstrap_means(differences: FloatArray, resamples: int, seed: int) -> FloatArray:
+    """:func:`bootstrap_means` with the seed's fresh bootstrap stream, the same numbers. The
+    draws of one block (at most BLOCK_CELLS weights) are kept for the next call with the
+    same n: `history` resamples twenty series of the same queries, and drawing was a third
+    of its time."""
+    n = differences.shape[1]
+    if resamples * n > BLOCK_CELLS:  # too many to keep
+        return bootstrap_means(differences, resamples, seeded_streams(seed)[0])
+    return _weighted_means(differences, resamples, _seeded_counts(seed, n, resamples))
 
 
 def seeded_streams(seed: int) -> tuple[np.random.Generator, np.random.Generator]:
@@ -97,7 +138,11 @@ def mean_intervals(
         if n < 2:
             continue
         values = np.array([samples[i] for i in indices], dtype=np.float64).reshape(-1, n)
-        low, high = bootstrap_interval(values, resamples, level, method, seeded_streams(seed)[0])
+        estimates = seeded_bootstrap_means(values, resamples, seed)
+        if method == "bca":
+            low, high = bca_interval(values, estimates, level)
+        else:
+            low, high = percentile_interval(estimates, level)
         for row, index in enumerate(indices):
             out[index] = (float(low[row]), float(high[row]))
     return out
@@ -174,16 +219,48 @@ def randomisation_pvalues(
         flipped = differences @ (1.0 - 2.0 * patterns).T
         at_least += (np.abs(flipped) >= threshold[:, None]).sum(axis=1)
         return at_least / 2**n, True
-    total = differences.sum(axis=1, keepdims=True)
+    return _randomised(differences, (_flips(rng, size, n) for size in _blocks(resamples, n)))
+
+
+def _flips(rng: np.random.Generator, size: int, n: int) -> FloatArray:
+    """A block of ``size`` random sign assignments of n differences: 1 flips, transposed."""
     packed = math.ceil(n / 8)
-    for size in _blocks(resamples, n):
-        bits = np.unpackbits(
-            rng.integers(0, 256, size=(size, packed), dtype=np.uint8), axis=1, count=n
-        )
+    bits = np.unpackbits(rng.integers(0, 256, size=(size, packed), dtype=np.uint8), axis=1, count=n)
+    return bits.T.astype(np.float64)
+
+
+def _randomised(differences: FloatArray, blocks: Iterable[FloatArray]) -> tuple[FloatArray, bool]:
+    rows = differences.shape[0]
+    observed = np.abs(differences.sum(axis=1))
+    threshold = observed - TIE_TOLERANCE * np.abs(differences).sum(axis=1)
+    total = differences.sum(axis=1, keepdims=True)
+    at_least = np.zeros(rows, dtype=np.int64)
+    resamples = 0
+    for block in blocks:
         # flipping the signs of the chosen d_i subtracts twice their sum
-        flipped = total - 2.0 * (differences @ bits.T.astype(np.float64))
+        flipped = total - 2.0 * (differences @ block)
         at_least += (np.abs(flipped) >= threshold[:, None]).sum(axis=1)
+        resamples += block.shape[1]
     return (at_least + 1) / (resamples + 1), False
+
+
+@functools.lru_cache(maxsize=4)
+def _seeded_flips(seed: int, n: int, resamples: int) -> tuple[FloatArray, ...]:
+    """The blocks :func:`randomisation_pvalues` draws from the seed's fresh stream."""
+    rng = seeded_streams(seed)[1]
+    return _frozen(_flips(rng, size, n) for size in _blocks(resamples, n))
+
+
+def seeded_randomisation_pvalues(
+    differences: FloatArray, resamples: int, seed: int
+) -> tuple[FloatArray, bool]:
+    """:func:`randomisation_pvalues` with the seed's fresh randomisation stream, the same
+    numbers; one block of sign flips is kept for the next call with the same n (see
+    :func:`seeded_bootstrap_means`)."""
+    n = differences.shape[1]
+    if (n <= 62 and 2**n <= resamples) or resamples * n > BLOCK_CELLS:
+        return randomisation_pvalues(differences, resamples, seeded_streams(seed)[1])
+    return _randomised(differences, _seeded_flips(seed, n, resamples))
 
 
 def check_resamples(resamples: int, level: float) -> None:
