@@ -16,8 +16,9 @@ Rules, in order:
 4. Queries without any memory graded 2 or more carry no evidence of what was useful and are
    left out (counted in the metadata).
 5. **Documents** are the memories the queries were shown, with the text the system returned
-   (logged by the proxy through the profile's result mapping, or by the SDK caller); a
-   memory whose text was never logged is left out with its judgments (counted).
+   (logged by the proxy through the profile's result mapping, or by the SDK caller) with
+   the newest search that showed them; a memory whose text was never logged with a search
+   that showed it is left out with its judgments (counted).
 
 Every judgment's provenance (source and the events behind it) is kept in the query's
 ``metadata.provenance``.
@@ -78,8 +79,8 @@ class _Pooled:
     result_sets: list[frozenset[str]] = field(default_factory=list)
     row_results: list[int] = field(default_factory=list)
     """Each row's results (JSON logged), by index in ``result_sets``, as ``query_ids``."""
-    last_texts: str | None = None
-    """The texts (JSON) pooled last."""
+    last_texts: tuple[int | None, str] | None = None
+    """The results (index) and texts (JSON) pooled last."""
 
 
 @dataclass(frozen=True)
@@ -101,9 +102,9 @@ LoggedSearch = tuple[str, str, str | None, str | None, datetime, str, str]
 """What harvest reads of a logged query: (query_id, text, intent, category, created_at,
 results, texts), the last two as the store keeps them (JSON)."""
 
-ScannedSearch = tuple[str, str, str | None, datetime, str, bool]
+ScannedSearch = tuple[str, str, str | None, datetime, str]
 """A logged query without its category and texts: (query_id, text, intent, created_at,
-results JSON, whether its texts name a memory it did not show) (``Store.query_log_scan``)."""
+results JSON) (``Store.query_log_scan``)."""
 
 Details = Callable[[Sequence[str]], Mapping[str, tuple[str | None, str]]]
 """Query ids -> (category, texts JSON) of those logged queries (``Store.query_log_details``)."""
@@ -139,6 +140,7 @@ def _pool_rows(
             )  # fmt: skip
             item = pooled[key] = _Pooled(first)
         item.query_ids.append(query_id)
+        index: int | None = None
         if isinstance(results, str):
             index = item.seen.get(results)
             if index is not None:  # the best ranks of these results are in already
@@ -155,11 +157,14 @@ def _pool_rows(
         if texts is None:  # a scan without texts: _fill_texts reads the few it needs
             continue
         if isinstance(texts, str):
-            if texts == item.last_texts:  # the same update again changes nothing
+            if (index, texts) == item.last_texts:  # the same update again changes nothing
                 continue
-            item.last_texts = texts
+            item.last_texts = (index, texts)
             texts = json.loads(texts)
-        item.texts.update(texts)
+        now = item.result_sets[index] if index is not None else set(results)
+        # only the texts of memories this search showed: what _fill_texts can find again
+        # in the rows that showed a memory, without reading every row's texts
+        item.texts.update((doc, text) for doc, text in texts.items() if doc in now)
     return list(pooled.values())
 
 
@@ -266,13 +271,10 @@ def harvest_scan(
     the texts and categories read for the sampled queries only (:func:`_fill_texts`)."""
     _check_sample(sample_per_intent)
     logged = 0
-    extra: set[str] = set()
 
     def counted() -> Iterator[tuple[str, str, str | None, None, datetime, str, None]]:
         nonlocal logged
-        for logged, (qid, text, intent, at, results, more) in enumerate(rows, start=1):  # noqa: B007
-            if more:
-                extra.add(qid)
+        for logged, (qid, text, intent, at, results) in enumerate(rows, start=1):  # noqa: B007
             yield qid, text, intent, None, at, results, None
 
     pooled = _pool_rows(counted())
@@ -285,19 +287,17 @@ def harvest_scan(
         sample_per_intent=sample_per_intent,
         seed=seed,
         metadata=metadata,
-        details=(details, extra),
+        details=details,
     )
 
 
-def _fill_texts(chosen: Sequence[_Pooled], details: Details, extra: set[str]) -> None:
+def _fill_texts(chosen: Sequence[_Pooled], details: Details) -> None:
     """Each chosen query's category (its earliest row's) and, for every memory it was
-    shown or got feedback on, the text a pass over all its rows keeps: the one in its
-    newest row that has the memory. A row can have a memory's text only if it showed the
-    memory or is one of the ``extra`` rows (texts naming a memory not shown, rare): those
-    are read newest first, a few more per round (1, 4, 16, ...) for the queries still
-    missing a memory, so a query asked thousands of times is usually settled by its last
-    row or two."""
-    need = {id(item): {*item.shown, *item.events} for item in chosen}
+    shown, the text a pass over all its rows keeps (:func:`_pool_rows`): the one in the
+    newest row that showed the memory with a text. The rows that showed a memory still
+    wanted are read newest first, a few more per round (1, 4, 16, ...), so a query asked
+    thousands of times is usually settled by its last row or two."""
+    need = {id(item): set(item.shown) for item in chosen}
     left = {id(item): len(item.query_ids) for item in chosen}
     first = details([item.query_ids[0] for item in chosen])
     for item in chosen:
@@ -306,31 +306,31 @@ def _fill_texts(chosen: Sequence[_Pooled], details: Details, extra: set[str]) ->
     pending = [item for item in chosen if need[id(item)]]
     step = 1
     while pending:
-        batches: list[tuple[_Pooled, list[str]]] = []
+        batches: list[tuple[_Pooled, list[tuple[str, frozenset[str]]]]] = []
         for item in pending:
             wanted, sets, rows = need[id(item)], item.result_sets, item.row_results
-            ids: list[str] = []
+            ids: list[tuple[str, frozenset[str]]] = []
             at = left[id(item)]
             while at and len(ids) < step:
                 at -= 1
-                if not wanted.isdisjoint(sets[rows[at]]) or item.query_ids[at] in extra:
-                    ids.append(item.query_ids[at])
+                if not wanted.isdisjoint(sets[rows[at]]):
+                    ids.append((item.query_ids[at], sets[rows[at]]))
             left[id(item)] = at
             batches.append((item, ids))
-        found = details([qid for _, ids in batches for qid in ids])
+        found = details([qid for _, ids in batches for qid, _ in ids])
         for item, ids in batches:
             wanted = need[id(item)]
             parsed: dict[str, dict[str, str]] = {}
-            for qid in ids:
+            for qid, showed in ids:
                 if qid not in found:  # pruned since the scan
                     continue
                 raw = found[qid][1]
                 texts = parsed.get(raw)
                 if texts is None:
                     texts = parsed[raw] = json.loads(raw)
-                for doc in wanted.intersection(texts):
+                for doc in wanted.intersection(texts).intersection(showed):
                     item.texts[doc] = texts[doc]
-                wanted.difference_update(texts)
+                    wanted.discard(doc)
                 if not wanted:
                     break
         pending = [item for item in pending if need[id(item)] and left[id(item)]]
@@ -352,7 +352,7 @@ def _harvest(
     sample_per_intent: int | None,
     seed: int,
     metadata: Mapping[str, object] | None,
-    details: tuple[Details, set[str]] | None = None,
+    details: Details | None = None,
 ) -> tuple[Dataset, HarvestStats]:
     withheld = [item for item in pooled if WITHHELD.fullmatch(item.entry.text)]
     hidden = {qid for item in withheld for qid in item.query_ids}
@@ -374,7 +374,7 @@ def _harvest(
             manual[(id(item), judgment.doc_id)] = judgment.grade
     chosen = _sample(pooled_with_texts, sample_per_intent, seed)
     if details is not None:
-        _fill_texts(chosen, *details)
+        _fill_texts(chosen, details)
     queries: list[Query] = []
     qrels: dict[str, dict[str, int]] = {}
     texts: dict[str, str] = {}

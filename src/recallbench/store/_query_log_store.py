@@ -20,7 +20,6 @@ from sqlalchemy import (
     Text,
     delete,
     func,
-    literal_column,
     select,
     type_coerce,
     update,
@@ -164,18 +163,15 @@ class QueryLogStore:
 
     def query_log_scan(
         self, since: datetime | None = None, until: datetime | None = None
-    ) -> Iterator[tuple[str, str, str | None, datetime, str, bool]]:
-        """(query_id, text, intent, created_at, results JSON, extra) of
-        :meth:`query_log_stream`'s rows in its order: the columns a harvest pools and
-        decides on, without the memory texts (most of a row's bytes, and of the time to
-        move and parse them); ``extra``: the row's texts name a memory its results do not
-        (the SDK takes any texts its caller gives), checked by the database."""
+    ) -> Iterator[tuple[str, str, str | None, datetime, str]]:
+        """(query_id, text, intent, created_at, results JSON) of :meth:`query_log_stream`'s
+        rows in its order: the columns a harvest pools and decides on, without the memory
+        texts (most of a row's bytes, and of the time to move and parse them)."""
         c = query_log.c
         created = type_coerce(c.created_at, Text)
         postgres = self._engine.dialect.name == "postgresql"
         query_id = c.query_id.collate("C") if postgres else c.query_id
-        extra: ColumnElement[Any] = literal_column(_EXTRA_POSTGRES if postgres else _EXTRA_SQLITE)
-        query = select(c.query_id, c.text, c.intent, created, c.results, extra)
+        query = select(c.query_id, c.text, c.intent, created, c.results)
         query = query.where(mine(query_log, self.workspace))
         if since is not None:
             query = query.where(c.created_at >= since)
@@ -185,8 +181,8 @@ class QueryLogStore:
         with transaction(self._engine) as connection:
             options = connection.execution_options(stream_results=True, yield_per=STREAM_BATCH)
             for part in options.execute(query).partitions():
-                for qid, text, intent, at, results, more in part:
-                    yield qid, text, intent, _moment(at), results, bool(more)
+                for qid, text, intent, at, results in part:
+                    yield qid, text, intent, _moment(at), results
 
     def query_log_details(self, query_ids: Sequence[str]) -> dict[str, tuple[str | None, str]]:
         """Query id -> (category, texts JSON) of these logged queries (ids never logged are
@@ -447,16 +443,6 @@ class QueryLogStore:
             names = [column.key for column in order]
             rows.sort(key=lambda row: tuple(row[name] for name in names))
         return rows
-
-
-_EXTRA_SQLITE = (
-    "EXISTS (SELECT 1 FROM json_each(query_log.texts) AS t WHERE t.key NOT IN "
-    "(SELECT r.value FROM json_each(query_log.results) AS r))"
-)
-_EXTRA_POSTGRES = (
-    "EXISTS (SELECT 1 FROM json_object_keys(query_log.texts::json) AS t(key) WHERE t.key "
-    "NOT IN (SELECT json_array_elements_text(query_log.results::json)))"
-)
 
 
 def _feedback_insert(connection: Connection) -> Any:
