@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from recallbench.core._net import free_port
+from recallbench.core._query_key import query_key
 from recallbench.online._shadow_rule import GraduationRule
 from recallbench.store import open_store
 from recallbench.store._pg_server import PostgresServer, _run, find_bin_dir
@@ -117,6 +118,9 @@ class Data:
             self.answers.append(tuple(options))
         self.query_ids: list[str] = []
         self.sessions: list[str] = []
+        # the query unit of each paired search, as the proxy writes it (shadow_runs.query_key)
+        self.paired = {int(n * shape.rows / shape.pairs) for n in range(shape.pairs)}
+        self.unit_keys: dict[int, str] = {}
 
     def moment(self, n: int, total: int) -> datetime:
         return START + timedelta(seconds=DAYS * 86400 * n / max(1, total))
@@ -139,6 +143,8 @@ class Data:
             results, texts, _ = self.answers[which][rng.random() < 0.1]
             query_id = f"{rng.getrandbits(128):032x}"
             self.query_ids.append(query_id)
+            if n in self.paired:
+                self.unit_keys[n] = query_key(text)
             yield (
                 query_id,
                 text,
@@ -198,7 +204,8 @@ class Data:
 
     def shadow_runs(self) -> Iterator[tuple[Any, ...]]:
         """(query_id, control, treatment, latencies, tau, jaccard, top1, created_at,
-        session_id, control, treatment profiles): spread over the five tests' windows."""
+        session_id, control, treatment profiles, query unit): spread over the five tests'
+        windows."""
         rng = random.Random(self.shape.seed + 4)
         total = self.shape.pairs
         for n in range(total):
@@ -212,7 +219,7 @@ class Data:
                 self.query_ids[row], _json(docs), _json(treatment),
                 round(rng.uniform(5, 200), 2), round(rng.uniform(5, 200), 2),
                 round(rng.uniform(-1, 1), 3), round(rng.random(), 3), docs[0] != treatment[0],
-                at, None, "control", f"candidate-{test}",
+                at, None, "control", f"candidate-{test}", self.unit_keys.get(row),
             )  # fmt: skip
 
     def eval_runs(self) -> Iterator[tuple[Any, ...]]:
@@ -275,7 +282,7 @@ def table_rows(data: Data) -> Iterator[tuple[str, str, Iterator[tuple[Any, ...]]
         "shadow_runs",
         "workspace_id, query_id, control_results, treatment_results, control_latency_ms, "
         "treatment_latency_ms, kendall_tau, jaccard, top1_changed, created_at, session_id, "
-        "control, treatment",
+        "control, treatment, query_key",
         ((w, *row) for row in data.shadow_runs()),
     )
     runs = list(data.eval_runs())
