@@ -191,3 +191,21 @@ def test_history_loads_neither_scipy_stats_nor_the_run_command(tmp_path: Path) -
     loaded = set(done.stdout.split())
     assert "recallbench.report._changes" in loaded
     assert not loaded & {"scipy.stats", "recallbench.cli._run", "recallbench.gates"}
+
+
+def test_the_rows_percentiles_are_numpys_to_the_bit() -> None:
+    """BCa's quantiles of all rows at once equal np.percentile's, row by row, with ties
+    (values of one decimal), extreme levels (0 and 100) and a row holding NaN."""
+    from recallbench.stats._resampling import _row_percentiles
+
+    rng = np.random.default_rng(3)
+    for trial in range(60):
+        rows, n = int(rng.integers(1, 12)), int(rng.integers(1000, 2500))
+        estimates = np.round(rng.random((rows, n)), 1) if trial % 2 else rng.normal(size=(rows, n))
+        percents = rng.random(rows) * 100
+        percents[0] = (0.0, 100.0, 2.5)[trial % 3]
+        if trial % 5 == 0:
+            estimates[-1, 7] = np.nan
+        expected = [np.percentile(row, p) for row, p in zip(estimates, percents, strict=True)]
+        found = _row_percentiles(estimates, percents)
+        assert np.array_equal(found, np.array(expected), equal_nan=True)

@@ -171,7 +171,7 @@ def bca_interval(
     """
     from scipy.special import ndtr, ndtri
 
-    rows, n = differences.shape
+    n = differences.shape[1]
     observed = differences.mean(axis=1)
     below = (estimates < observed[:, None]).sum(axis=1)
     at_most = (estimates <= observed[:, None]).sum(axis=1)
@@ -183,14 +183,33 @@ def bca_interval(
         quantiles = []
         for z_q in ndtri(np.array([(1 - level) / 2, (1 + level) / 2])):
             quantiles.append(ndtr(z0 + (z0 + z_q) / (1 - acceleration * (z0 + z_q))))
-    low, high = np.empty(rows), np.empty(rows)
-    for row in range(rows):
-        q_low, q_high = quantiles[0][row], quantiles[1][row]
-        if np.ptp(differences[row]) == 0 or not (np.isfinite(q_low) and np.isfinite(q_high)):
-            low[row] = high[row] = observed[row]
-            continue
-        low[row], high[row] = np.percentile(estimates[row], [q_low * 100, q_high * 100])
+    point = (np.ptp(differences, axis=1) == 0) | ~np.isfinite(quantiles[0] + quantiles[1])
+    low, high = (_row_percentiles(estimates, np.where(point, 0.5, q) * 100) for q in quantiles)
+    low[point] = high[point] = observed[point]
     return low, high
+
+
+def _row_percentiles(estimates: FloatArray, percents: FloatArray) -> FloatArray:
+    """``np.percentile(estimates[row], percents[row])`` of every row at once, the same
+    numbers: numpy's linear method (the order statistics either side of ``(n - 1) q``,
+    interpolated as its ``_lerp``), in place of a call per row, which took most of the
+    time of `history`'s 2,400 intervals."""
+    n = estimates.shape[1]
+    ordered = np.sort(estimates, axis=1)
+    virtual = (n - 1) * np.true_divide(percents, 100)
+    floor = np.floor(virtual)
+    below = np.clip(floor, 0, n - 1).astype(np.intp)
+    above = np.clip(floor + 1, 0, n - 1).astype(np.intp)
+    below[virtual >= n - 1] = n - 1
+    rows = np.arange(estimates.shape[0])
+    a, b = ordered[rows, below], ordered[rows, above]
+    gamma = virtual - floor
+    diff = b - a
+    out: FloatArray = a + diff * gamma
+    late = gamma >= 0.5
+    out[late] = (b - diff * (1 - gamma))[late]
+    out[np.isnan(ordered[:, -1])] = np.nan  # as np.percentile: a row with NaN gives NaN
+    return out
 
 
 def randomisation_pvalues(
