@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from sqlalchemy import Integer, cast, func, select
 
+# imported with the dashboard, not by the first request to its home page
+from recallbench.report._changes import series_statistics
 from recallbench.store._engine import transaction
 from recallbench.store._tables import ab_tests, eval_queries, shadow_runs
 
@@ -53,8 +55,6 @@ def run_summary(run: StoredRun) -> dict[str, Any]:
 def history(store: Store) -> dict[str, Any]:
     """Every series (one system on one dataset fingerprint): its runs, oldest first, and
     per measure the means, each run's interval and the test of each change."""
-    from recallbench.report._changes import series_statistics
-
     runs = store.runs()
     grouped: dict[tuple[str, str], list[StoredRun]] = {}
     for run in runs:  # newest first
@@ -152,8 +152,6 @@ NO_VALUE_REASON = "n = 0: no query has a value (none evaluated, or none with a r
 
 def _run_intervals(values: dict[str, dict[str, float | None]], measures: list[str]) -> Any:
     """Each measure's 95% bootstrap interval of the run's mean (as `recallbench history`)."""
-    from recallbench.report._changes import series_statistics
-
     stats = series_statistics([values], _scales(measures))
     return {measure: stats.intervals[measure][0] for measure in measures}
 
