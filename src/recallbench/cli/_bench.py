@@ -17,6 +17,7 @@ import click
 from click.core import ParameterSource
 
 from recallbench._version import __version__
+from recallbench.cli._console import make_console
 from recallbench.cli._errors import reports_errors
 from recallbench.cli._extract import (
     EXTRACTORS,
@@ -44,7 +45,7 @@ from recallbench.cli._options import (
     with_judge_cache_options,
     with_store_options,
 )
-from recallbench.cli._run import _record, _systems, make_console, record_history, write_shard
+from recallbench.cli._run import _record, _systems, record_history, write_shard
 from recallbench.cli._run_io import distinct_folders, writable_folder
 from recallbench.core import ConfigError, Dataset, Run
 from recallbench.datasets import load_dataset

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
+from recallbench.cli._console import make_console
 from recallbench.cli._errors import reports_errors
 from recallbench.cli._options import measures_option, out_option, quiet_option
-from recallbench.cli._run import make_console
 from recallbench.cli._types import UNIT
 from recallbench.compare import MISSING_POLICIES, MissingPolicy, compare_inputs, paired_settings
 from recallbench.core._files import atomic_write_text

@@ -13,6 +13,7 @@ import click
 from pydantic import JsonValue
 
 from recallbench._version import __version__
+from recallbench.cli._console import make_console
 from recallbench.cli._errors import EXIT_SERVICE_FAILED, reports_errors
 from recallbench.cli._options import (
     config_option,
@@ -22,7 +23,6 @@ from recallbench.cli._options import (
     timeout_option,
     with_judge_cache_options,
 )
-from recallbench.cli._run import make_console
 from recallbench.cli._run_io import writable_folder, written
 from recallbench.core import ConfigError, RecallbenchError
 from recallbench.core._model import Record

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from recallbench.cli._console import make_console
 from recallbench.cli._errors import EXIT_SERVICE_FAILED, reports_errors
 from recallbench.cli._options import (
     config_option,
@@ -19,7 +20,6 @@ from recallbench.cli._options import (
     timeout_option,
     with_judge_cache_options,
 )
-from recallbench.cli._run import make_console
 from recallbench.cli._run_io import writable_folder, written
 from recallbench.core import ConfigError, RecallbenchError
 from recallbench.extraction._sources import LOCOMO_PREFIX, first_documents, load_truth

@@ -9,9 +9,9 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from recallbench.cli._console import make_console
 from recallbench.cli._errors import reports_errors, warn
 from recallbench.cli._options import store_option
-from recallbench.cli._run import make_console
 from recallbench.core import ConfigError
 from recallbench.core._files import atomic_write_text
 from recallbench.gates import (

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -13,9 +11,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from recallbench.cli._console import make_console
 from recallbench.cli._errors import reports_errors
 from recallbench.cli._options import measures_option, store_option, workspace_option
-from recallbench.cli._run_io import ReaderMayLeave
 
 if TYPE_CHECKING:
     from recallbench.report._changes import Change, SeriesStatistics
@@ -26,14 +24,6 @@ if TYPE_CHECKING:
 BARS = "▁▂▃▄▅▆▇█"
 FLAT = "▄"
 DEFAULT_LIMIT = 20
-
-
-def make_console() -> Console:
-    """As ``cli._run.make_console``: importing that module would load all of `run`'s
-    dependencies (the gates, the report builder, scipy.stats), most of this command's time."""
-    probe = Console()
-    width = None if probe.is_terminal or "COLUMNS" in os.environ else 120
-    return Console(width=width, file=ReaderMayLeave(sys.stdout))  # type: ignore[arg-type]
 
 
 def sparkline(values: Sequence[float | None]) -> str:

@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
 from recallbench._version import __version__
+from recallbench.cli._console import make_console, show_progress
 from recallbench.cli._errors import EXIT_SERVICE_FAILED, reports_errors, warn
 from recallbench.cli._measure_choice import choose_measures
 from recallbench.cli._options import (
@@ -28,7 +29,7 @@ from recallbench.cli._options import (
     with_judge_cache_options,
     with_store_options,
 )
-from recallbench.cli._run import DEFAULT_K, _one_dataset, _record, make_console, show_progress
+from recallbench.cli._run import DEFAULT_K, _one_dataset, _record
 from recallbench.cli._run_io import writable_folder, written
 from recallbench.core import ConfigError, Dataset, Run
 from recallbench.core._files import atomic_write_texts

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from recallbench.cli._console import make_console
 from recallbench.cli._errors import reports_errors, warn
 from recallbench.cli._judge import UNRELIABLE_RULE, exit_unreliable, progress_bar, read_runs
 from recallbench.cli._options import (
@@ -16,7 +17,7 @@ from recallbench.cli._options import (
     store_option,
     with_judge_cache_options,
 )
-from recallbench.cli._run import _one_dataset, make_console
+from recallbench.cli._run import _one_dataset
 from recallbench.cli._run_io import writable_folder, written
 from recallbench.core import ConfigError
 from recallbench.core._files import atomic_write_texts

@@ -11,6 +11,7 @@ import click
 from pydantic import TypeAdapter, ValidationError
 from rich.table import Table
 
+from recallbench.cli._console import make_console
 from recallbench.cli._errors import reports_errors
 from recallbench.cli._judge import UNRELIABLE_RULE, cost_line, exit_unreliable, progress_bar
 from recallbench.cli._options import (
@@ -19,7 +20,6 @@ from recallbench.cli._options import (
     store_option,
     with_judge_cache_options,
 )
-from recallbench.cli._run import make_console
 from recallbench.core import DatasetError, Problem
 from recallbench.core._files import atomic_write_texts
 from recallbench.gates import load_config

@@ -10,8 +10,8 @@ import click
 from rich import box
 from rich.table import Table
 
+from recallbench.cli._console import make_console
 from recallbench.cli._errors import reports_errors
-from recallbench.cli._run import make_console
 from recallbench.measures import Measure, measure_families
 from recallbench.measures.set_based import _SetMeasure
 

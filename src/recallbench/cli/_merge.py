@@ -10,9 +10,10 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from recallbench.cli._console import make_console
 from recallbench.cli._errors import reports_errors
 from recallbench.cli._options import quiet_option, with_store_options
-from recallbench.cli._run import _open_store, _record_in, make_console, run_report
+from recallbench.cli._run import _open_store, _record_in, run_report
 from recallbench.cli._run_io import staged, writable_folder
 from recallbench.core import ConfigError, Dataset, Run
 from recallbench.datasets import load_dataset

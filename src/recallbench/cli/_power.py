@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
+from recallbench.cli._console import make_console
 from recallbench.cli._errors import reports_errors
-from recallbench.cli._run import make_console
 from recallbench.cli._types import POSITIVE, UNIT
 from recallbench.core import ConfigError
 from recallbench.stats._attainable import (

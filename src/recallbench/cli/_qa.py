@@ -13,6 +13,7 @@ import click
 from rich.console import Console
 
 from recallbench._version import __version__
+from recallbench.cli._console import make_console
 from recallbench.cli._errors import reports_errors
 from recallbench.cli._judge import (
     UNRELIABLE_RULE,
@@ -29,7 +30,7 @@ from recallbench.cli._options import (
     systems_option,
     with_judge_cache_options,
 )
-from recallbench.cli._run import _one_dataset, _record, _systems, make_console
+from recallbench.cli._run import _one_dataset, _record, _systems
 from recallbench.cli._run_io import writable_folder, written
 from recallbench.core import ConfigError, Dataset, Run
 from recallbench.core._files import atomic_write_texts

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,6 +12,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
+from recallbench.cli._console import make_console, show_progress
 from recallbench.cli._errors import reports_errors
 from recallbench.cli._measure_choice import choose_measures
 from recallbench.cli._options import (
@@ -24,7 +23,7 @@ from recallbench.cli._options import (
     systems_option,
     with_store_options,
 )
-from recallbench.cli._run_io import ReaderMayLeave, distinct_folders, writable_folder, written
+from recallbench.cli._run_io import distinct_folders, writable_folder, written
 from recallbench.cli._types import FiniteFloat
 from recallbench.core import ConfigError, Dataset, Query, Run
 from recallbench.core._files import atomic_write_texts
@@ -54,18 +53,6 @@ if TYPE_CHECKING:
     from recallbench.store import Store
 
 DEFAULT_K = 100
-
-
-def make_console(quiet: bool = False) -> Console:
-    """The user's terminal width; 120 columns in logs (unless COLUMNS says otherwise)."""
-    probe = Console()
-    width = None if probe.is_terminal or "COLUMNS" in os.environ else 120
-    return Console(quiet=quiet, width=width, file=ReaderMayLeave(sys.stdout))  # type: ignore[arg-type]
-
-
-def show_progress(console: Console) -> bool:
-    """Progress bars on an interactive terminal only, never in CI logs."""
-    return console.is_terminal and not os.environ.get("CI")
 
 
 @click.command(

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, cast
 
 import click
 
+from recallbench.cli._console import make_console
 from recallbench.cli._errors import reports_errors
 from recallbench.cli._options import format_option, store_option, workspace_option
-from recallbench.cli._run import make_console
 from recallbench.cli._types import FiniteFloat
 
 if TYPE_CHECKING:

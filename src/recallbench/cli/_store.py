@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import click
 
+from recallbench.cli._console import make_console
 from recallbench.cli._errors import reports_errors
 from recallbench.cli._options import store_option, workspace_option
-from recallbench.cli._run import make_console
 
 TABLES = {
     "query_log": "query log",

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, cast
 
 import click
 
+from recallbench.cli._console import make_console
 from recallbench.cli._errors import reports_errors
 from recallbench.cli._options import store_option, trace_options, workspace_option
-from recallbench.cli._run import make_console
 
 if TYPE_CHECKING:
     from recallbench.online._traces import TraceFormat
