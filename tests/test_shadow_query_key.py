@@ -98,6 +98,6 @@ def test_m014_fills_the_key_of_pairs_written_before(
             log(old, logged)
     with open_store(db_url) as store, store._engine.connect() as connection:
         rows_read = connection.execute(text("SELECT query_id, query_key FROM shadow_runs"))
-        keys = {query_id: key for query_id, key in rows_read}
+        keys = {row.query_id: row.query_key for row in rows_read}
     texts = {e.query_id: e.text for e in logged if isinstance(e, QueryLogEntry)}
     assert keys == {**{q: query_key(t) for q, t in texts.items()}, "never-logged": None}

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
+from recallbench.cli._console import make_console
 from recallbench.cli._errors import reports_errors
 from recallbench.cli._options import store_option, trace_options, workspace_option
-from recallbench.cli._console import make_console
 from recallbench.core import ConfigError
 from recallbench.core._files import atomic_write_text
 
