@@ -77,8 +77,8 @@ def _groups(
     it has units, each unit with its own queries (units in order of their first query).
     With ``only`` (a shard's query ids), just those queries, and the units that have any."""
     chosen = [q for q in dataset.queries if only is None or q.id in only]
-    if not dataset.units:
-        return [(dataset.documents, chosen)] if chosen else []
+    if not dataset.units:  # a shard with no query sets nothing up; a whole run always does
+        return [(dataset.documents, chosen)] if chosen or only is None else []
     asked: dict[str, list[Query]] = {}
     for query in chosen:
         asked.setdefault(query.unit or "", []).append(query)
