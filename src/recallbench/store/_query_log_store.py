@@ -144,22 +144,11 @@ class QueryLogStore:
         store keeps them, for a log too large to hold as entries (``recallbench
         harvest``)."""
         c = query_log.c
-        created = type_coerce(c.created_at, Text)  # unconverted: converted below, faster
-        query_id = (
-            c.query_id.collate("C") if self._engine.dialect.name == "postgresql" else c.query_id
-        )
-        query = select(c.query_id, c.text, c.intent, c.category, created, c.results, c.texts)
-        query = query.where(mine(query_log, self.workspace))
-        if since is not None:
-            query = query.where(c.created_at >= since)
-        if until is not None:
-            query = query.where(c.created_at < until)
-        query = query.order_by(c.created_at, query_id)
-        with transaction(self._engine) as connection:
-            options = connection.execution_options(stream_results=True, yield_per=STREAM_BATCH)
-            for part in options.execute(query).partitions():
-                for qid, text, intent, category, at, results, texts in part:
-                    yield qid, text, intent, category, _moment(at), results, texts
+        columns = (c.query_id, c.text, c.intent, c.category, c.created_at, c.results, c.texts)
+        for qid, text, intent, category, at, results, texts in self._log_rows(
+            columns, since, until
+        ):
+            yield qid, text, intent, category, _moment(at), results, texts
 
     def query_log_scan(
         self, since: datetime | None = None, until: datetime | None = None
@@ -168,11 +157,21 @@ class QueryLogStore:
         rows in its order: the columns a harvest pools and decides on, without the memory
         texts (most of a row's bytes, and of the time to move and parse them)."""
         c = query_log.c
-        created = type_coerce(c.created_at, Text)
+        columns = (c.query_id, c.text, c.intent, c.created_at, c.results)
+        for qid, text, intent, at, results in self._log_rows(columns, since, until):
+            yield qid, text, intent, _moment(at), results
+
+    def _log_rows(
+        self, columns: Sequence[Any], since: datetime | None, until: datetime | None
+    ) -> Iterator[Any]:
+        """Rows of ``columns`` of the log, oldest first, then by query id (code point order),
+        streamed in batches (a server-side cursor on PostgreSQL); ``created_at`` left as the
+        database returns it (``_moment`` converts it, faster than the column type)."""
+        c = query_log.c
+        raw = [type_coerce(col, Text) if col is c.created_at else col for col in columns]
         postgres = self._engine.dialect.name == "postgresql"
         query_id = c.query_id.collate("C") if postgres else c.query_id
-        query = select(c.query_id, c.text, c.intent, created, c.results)
-        query = query.where(mine(query_log, self.workspace))
+        query = select(*raw).where(mine(query_log, self.workspace))
         if since is not None:
             query = query.where(c.created_at >= since)
         if until is not None:
@@ -181,8 +180,7 @@ class QueryLogStore:
         with transaction(self._engine) as connection:
             options = connection.execution_options(stream_results=True, yield_per=STREAM_BATCH)
             for part in options.execute(query).partitions():
-                for qid, text, intent, at, results in part:
-                    yield qid, text, intent, _moment(at), results
+                yield from part
 
     def query_log_details(self, query_ids: Sequence[str]) -> dict[str, tuple[str | None, str]]:
         """Query id -> (category, texts JSON) of these logged queries (ids never logged are
