@@ -25,6 +25,7 @@ MIGRATIONS = [
     (12, "m012_fleet_keys"),
     (13, "m013_read_indexes"),
     (14, "m014_shadow_query_key"),
+    (15, "m015_run_statistics"),
 ]
 
 # ---------------------------------------------------------------- SQLite
@@ -293,6 +294,22 @@ SQLITE_COLUMNS = {
         ("new_grade", "INTEGER", 0, None, 0),
         ("created_at", "DATETIME", 1, None, 0),
     ],
+    # m015
+    "eval_run_statistics": [
+        ("run_id", "INTEGER", 1, None, 1),
+        ("workspace_id", "TEXT", 1, "'default'", 0),
+        ("measure", "TEXT", 1, None, 2),
+        ("settings", "TEXT", 1, None, 3),
+        ("n", "INTEGER", 1, None, 0),
+        ("low", "FLOAT", 0, None, 0),
+        ("high", "FLOAT", 0, None, 0),
+        ("small", "BOOLEAN", 1, None, 0),
+        ("reason", "TEXT", 0, None, 0),
+        ("previous_run_id", "INTEGER", 0, None, 0),
+        ("change_n", "INTEGER", 0, None, 0),
+        ("change_delta", "FLOAT", 0, None, 0),
+        ("change_p", "FLOAT", 0, None, 0),
+    ],
 }
 
 SQLITE_INDEXES = {
@@ -369,6 +386,14 @@ SQLITE_INDEXES = {
             ["workspace_id", "query_id", "doc_id", "created_at"],
         ),
     },
+    # m015
+    "eval_run_statistics": {
+        "sqlite_autoindex_eval_run_statistics_1": (
+            1,
+            "pk",
+            ["run_id", "measure", "settings"],
+        ),
+    },
 }
 
 RUN_FK = [("eval_runs", "run_id", "id", "NO ACTION", "CASCADE")]
@@ -394,6 +419,7 @@ SQLITE_FOREIGN_KEYS = {
     "annotations": [],
     "adjudications": [],
     "annotation_events": [],
+    "eval_run_statistics": RUN_FK,  # m015
 }
 
 SQLITE_CHECKS = {
@@ -442,6 +468,7 @@ SQLITE_STORAGE = {
     "annotations": "rowid",
     "adjudications": "rowid",
     "annotation_events": "rowid",
+    "eval_run_statistics": "rowid",  # m015
 }
 
 
@@ -760,6 +787,22 @@ POSTGRES_COLUMNS = {
         ("new_grade", "integer", "YES", None),
         ("created_at", TS, "NO", None),
     ],
+    # m015
+    "eval_run_statistics": [
+        ("run_id", "bigint", "NO", None),
+        WS,
+        ("measure", "text", "NO", None),
+        ("settings", "text", "NO", None),
+        ("n", "integer", "NO", None),
+        ("low", "double precision", "YES", None),
+        ("high", "double precision", "YES", None),
+        ("small", "boolean", "NO", None),
+        ("reason", "text", "YES", None),
+        ("previous_run_id", "bigint", "YES", None),
+        ("change_n", "integer", "YES", None),
+        ("change_delta", "double precision", "YES", None),
+        ("change_p", "double precision", "YES", None),
+    ],
 }
 
 
@@ -903,6 +946,12 @@ POSTGRES_INDEXES = {
             "workspace_id, query_id, doc_id, created_at",
         ),
     },
+    # m015
+    "eval_run_statistics": {
+        "eval_run_statistics_pkey": _btree(
+            "eval_run_statistics_pkey", "eval_run_statistics", "run_id, measure, settings", True
+        ),
+    },
 }
 
 RUN_FK_PG = "FOREIGN KEY (run_id) REFERENCES eval_runs(id) ON DELETE CASCADE"
@@ -1027,6 +1076,11 @@ POSTGRES_CONSTRAINTS = {
             "CHECK ((action = ANY (ARRAY['label'::text, 'relabel'::text, 'withdraw'::text, "
             "'adjudicate'::text])))",
         ),
+    },
+    # m015
+    "eval_run_statistics": {
+        "eval_run_statistics_pkey": ("p", "PRIMARY KEY (run_id, measure, settings)"),
+        "eval_run_statistics_run_id_fkey": ("f", RUN_FK_PG),
     },
 }
 

@@ -729,6 +729,40 @@ def m014_shadow_query_key(connection: Connection) -> None:
         after = rows[-1][0]
 
 
+def m015_run_statistics(connection: Connection) -> None:
+    """``eval_run_statistics``: each run's statistics as `history` shows them, kept so that
+    a trend of thousands of runs is read rather than resampled. One row per (run, measure,
+    ``settings``: the computation's version, the measure's scale and the interval's and
+    test's settings, as text): the bootstrap interval of the run's mean (``n``, ``low``,
+    ``high``, ``small``, ``reason``, the fields of ``report.Interval``) and the raw paired
+    test of the change into the run from ``previous_run_id`` (``change_n``,
+    ``change_delta``, ``change_p``; NULL until tested; no foreign key: a predecessor
+    removed never matches the run before it again). Holm's correction is not stored: it
+    depends on which changes are shown. Rows are filled when a run is recorded and when
+    `history` reads a run that has none; a run's removal removes them."""
+    metadata = MetaData()
+    Table("eval_runs", metadata, Column("id", RUN_ID, primary_key=True))  # the key's target
+    statistics = Table(
+        "eval_run_statistics",
+        metadata,
+        _run_fk(),
+        _workspace(),
+        Column("measure", Text, nullable=False),
+        Column("settings", Text, nullable=False),
+        Column("n", Integer, nullable=False),
+        Column("low", Float),
+        Column("high", Float),
+        Column("small", Boolean, nullable=False),
+        Column("reason", Text),
+        Column("previous_run_id", RUN_ID),
+        Column("change_n", Integer),
+        Column("change_delta", Float),
+        Column("change_p", Float),
+        PrimaryKeyConstraint("run_id", "measure", "settings"),
+    )
+    metadata.create_all(connection, tables=[statistics])
+
+
 MIGRATIONS: list[Migration] = [
     m001_history,
     m002_telemetry,
@@ -744,5 +778,6 @@ MIGRATIONS: list[Migration] = [
     m012_fleet_keys,
     m013_read_indexes,
     m014_shadow_query_key,
+    m015_run_statistics,
 ]
 """In order; append only."""

@@ -119,6 +119,24 @@ eval_query_values = Table(
     Column("value", Float),
 )
 
+eval_run_statistics = Table(
+    "eval_run_statistics",
+    metadata,
+    Column("run_id", RUN_ID, primary_key=True),
+    Column("workspace_id", Text, nullable=False),
+    Column("measure", Text, primary_key=True),
+    Column("settings", Text, primary_key=True),
+    Column("n", Integer, nullable=False),
+    Column("low", Float),
+    Column("high", Float),
+    Column("small", Boolean, nullable=False),
+    Column("reason", Text),
+    Column("previous_run_id", RUN_ID),
+    Column("change_n", Integer),
+    Column("change_delta", Float),
+    Column("change_p", Float),
+)
+
 query_log = Table(
     "query_log",
     metadata,
