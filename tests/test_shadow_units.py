@@ -130,8 +130,8 @@ def test_the_decision_warns_where_the_options_failed_the_validity_suite() -> Non
 
     msprt = GraduationRule(measure="hit@1", method="msprt", unit="session")
     skewed = [0.95] * 3 + [-0.05] * 57  # the validity suite's skewed null
-    assert [w.split(":")[0] for w in _warnings(msprt, [], {}, skewed)] == [
+    assert [w.split(":")[0] for w in _warnings(msprt, False, skewed)] == [
         "the differences are skewed (skewness +4.1)"
     ]
-    assert _warnings(msprt, [], {}, [0.1, -0.1] * 30) == ()
-    assert _warnings(GraduationRule(measure="hit@1"), [], {}, skewed) == ()  # betting holds
+    assert _warnings(msprt, False, [0.1, -0.1] * 30) == ()
+    assert _warnings(GraduationRule(measure="hit@1"), False, skewed) == ()  # betting holds

@@ -26,18 +26,17 @@ References:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
 
 from recallbench.online._shadow_decision import GuardrailResult, SrmCheck
-from recallbench.online._shadow_guard import breach_evidence
+from recallbench.online._shadow_guard import GuardColumns, breach_evidence
 from recallbench.online._shadow_rule import GraduationRule
 from recallbench.online._shadow_score import Side, SideGuardrails
 from recallbench.stats._srm import sample_ratio_check
 
 
 def guardrail_results(
-    rule: GraduationRule, sides: Mapping[Side, SideGuardrails], rows: Sequence[Mapping[str, Any]]
+    rule: GraduationRule, sides: Mapping[Side, SideGuardrails], columns: GuardColumns
 ) -> tuple[GuardrailResult, ...]:
     """Each guardrail now: breached when the treatment's value is beyond the limit and the
     paired sequence shows it worse beyond the margin (:mod:`._shadow_guard`, level
@@ -55,7 +54,7 @@ def guardrail_results(
         limit = margin.limit(control)
         beyond = treatment > limit + 1e-12
         shown, _ = (
-            breach_evidence(rows, name, margin.kind, margin.margin, control, level)
+            breach_evidence(columns, name, margin.kind, margin.margin, control, level)
             if beyond
             else (False, None)
         )
@@ -68,12 +67,13 @@ def guardrail_results(
 
 
 def srm_checks(
-    rule: GraduationRule, rows: Sequence[Mapping[str, Any]], sampled: tuple[int, int] | None
+    rule: GraduationRule, first: tuple[int, int] | None, sampled: tuple[int, int] | None
 ) -> tuple[SrmCheck, ...]:
+    """The sample-ratio checks (module docstring); ``first``: how many interleaved lists the
+    control's and the treatment's team opened (None: no interleaved pair)."""
     checks = []
-    first = [row["interleaved"][0][1] for row in rows if row.get("interleaved")]
-    if first:
-        observed = (first.count("control"), first.count("treatment"))
+    if first is not None:
+        observed = first
         result = sample_ratio_check(observed, (0.5, 0.5), threshold=rule.srm_threshold)
         checks.append(
             SrmCheck(

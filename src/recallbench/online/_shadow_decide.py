@@ -81,24 +81,18 @@ from recallbench.core._errors import ConfigError
 from recallbench.core._query_key import query_key
 from recallbench.online._shadow_checks import guardrail_results, srm_checks
 from recallbench.online._shadow_decision import Decision, GuardrailResult, SrmCheck, Verdict
+from recallbench.online._shadow_progress import Progress
 from recallbench.online._shadow_rule import GraduationRule
 from recallbench.online._shadow_score import (
     PairScore,
-    guardrails,
     parse_measure,
     score_test,
+    side_guardrails,
     window_end,
 )
 from recallbench.online._shadow_secondary import interleaving_summary, secondary_measures
-from recallbench.online._shadow_units import (
-    CLICK_MEASURES,
-    EXPOSURE_HELP,
-    Observations,
-    observations,
-)
+from recallbench.online._shadow_units import CLICK_MEASURES, EXPOSURE_HELP, Observations
 from recallbench.online._shadow_warnings import validity_warnings
-from recallbench.stats._bounded_cs import BoundedCsSettings
-from recallbench.stats._bounded_stream import BoundedCS
 from recallbench.stats._msprt import MixtureSPRT, MsprtSettings
 from recallbench.stats._sprt import PairedSPRT, SprtSettings
 
@@ -128,20 +122,22 @@ def decide(
     query unit (:mod:`._shadow_units`; a query without one is a unit of its own)."""
     if len(rows) != len(scores):
         raise ConfigError(f"decide: {len(rows)} rows but {len(scores)} scores")
-    observed = observations(scores, rule.measure, keys or {}, rule.unit)
+    progress = Progress.start(rule)
+    progress.add(rows, scores, keys or {})
+    return decision_of(progress, sampled)
+
+
+def decision_of(progress: Progress, sampled: tuple[int, int] | None = None) -> Decision:
+    """The rule's decision on the pairs added to ``progress`` (:func:`decide`)."""
+    rule = progress.rule
+    observed = progress.primary.observations()
     differences = list(observed.values)
     pvalue: float | None = None
     interval: tuple[float, float] | None = None
     llr: float | None = None
-    if rule.method in ("betting", "empirical_bernstein"):
-        bounded = BoundedCS(
-            BoundedCsSettings(
-                alpha=rule.alpha,
-                method="betting" if rule.method == "betting" else "empirical_bernstein",
-                max_samples=rule.max_queries,
-            )
-        )
-        sequential = bounded.update(differences) if differences else "continue"
+    if progress.sequential is not None:
+        bounded = progress.sequential  # fed the differences as they came
+        sequential = bounded.decision if differences else "continue"
         pvalue, interval, n = bounded.pvalue, bounded.interval, bounded.n
         estimate: float | None = bounded.estimate if n else None
     elif rule.method == "msprt":
@@ -178,16 +174,17 @@ def decide(
     if len(differences) < rule.min_queries:
         # a bounded sequence may cross early: valid, but the rule waits for min_queries
         sequential = "continue"
-    sides = guardrails(rows)
-    checks = guardrail_results(rule, sides, rows)
-    srm = srm_checks(rule, rows, sampled)
+    sides = side_guardrails(progress.columns)
+    checks = guardrail_results(rule, sides, progress.columns)
+    control, treatment, opened = progress.first
+    srm = srm_checks(rule, (control, treatment) if opened else None, sampled)
     verdict, reason = _verdict(rule, len(differences), sequential, checks, srm, observed)
     return Decision(
         decision=verdict,
         reason=reason,
         measure=rule.measure,
         method=rule.method,
-        pairs=len(rows),
+        pairs=progress.pairs,
         measured=observed.measured_pairs,
         unit=rule.unit,
         units=len(observed.values),
@@ -204,10 +201,10 @@ def decide(
         guardrails=checks,
         sides={side: asdict(values) for side, values in sides.items()},
         srm=srm,
-        secondary=secondary_measures(rule, scores, keys or {}, observed),
-        interleaving=interleaving_summary(scores, rule.alpha),
+        secondary=secondary_measures(rule, progress.tracks),
+        interleaving=interleaving_summary(progress, rule.alpha),
         rule=rule.to_dict(),
-        warnings=validity_warnings(rule, scores, keys or {}, differences),
+        warnings=validity_warnings(rule, progress.shared, differences),
     )
 
 

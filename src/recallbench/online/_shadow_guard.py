@@ -26,51 +26,114 @@ The point-estimate comparison stays: a guardrail is breached when both say so.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from recallbench.stats._bounded_cs import BoundedCsSettings, bounded_cs_path
 
 RATES = frozenset({"error_rate", "empty_rate"})
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
 
 
-def _value(row: Mapping[str, Any], side: str, name: str) -> float | None:
+@dataclass(frozen=True, slots=True)
+class GuardColumns:
+    """Per pair, in the pairs' order, what the guardrails read: each side's error flag,
+    whether its list was empty, its latency and tokens (NaN where the row has none).
+    Columns, so that a shadow test's progress can keep them and add pairs to them
+    (:mod:`recallbench.online._shadow_progress`)."""
+
+    control_error: BoolArray
+    treatment_error: BoolArray
+    control_empty: BoolArray
+    treatment_empty: BoolArray
+    control_latency: FloatArray
+    treatment_latency: FloatArray
+    control_tokens: FloatArray
+    treatment_tokens: FloatArray
+
+    @classmethod
+    def of(cls, rows: Sequence[Mapping[str, Any]]) -> GuardColumns:
+        def flags(key: str, empty: bool = False) -> BoolArray:
+            return np.array(
+                [(not row.get(key)) if empty else bool(row.get(key)) for row in rows], dtype=bool
+            )
+
+        def numbers(key: str) -> FloatArray:
+            return np.array(
+                [math.nan if row.get(key) is None else float(row[key]) for row in rows],
+                dtype=np.float64,
+            )
+
+        return cls(
+            flags("control_error"),
+            flags("treatment_error"),
+            flags("control_results", empty=True),
+            flags("treatment_results", empty=True),
+            numbers("control_latency_ms"),
+            numbers("treatment_latency_ms"),
+            numbers("control_tokens"),
+            numbers("treatment_tokens"),
+        )
+
+    def __len__(self) -> int:
+        return int(self.control_error.size)
+
+    def extended(self, more: GuardColumns) -> GuardColumns:
+        """These pairs followed by ``more``."""
+        return GuardColumns(
+            *(
+                np.concatenate((getattr(self, name), getattr(more, name)))
+                for name in self.__dataclass_fields__
+            )
+        )
+
+    def side(self, side: str, name: str) -> FloatArray:
+        """One side's values of the guardrail ``name`` (NaN: not measured)."""
+        if name == "error_rate":
+            return np.asarray(getattr(self, f"{side}_error"), dtype=np.float64)
+        if name == "empty_rate":
+            return np.asarray(getattr(self, f"{side}_empty"), dtype=np.float64)
+        kind = "latency" if name.startswith("latency") else "tokens"
+        values: FloatArray = getattr(self, f"{side}_{kind}")
+        return values
+
+
+def column_differences(columns: GuardColumns, name: str, kind: str, margin: float) -> FloatArray:
+    """The per-pair differences in [-1, 1] the guardrail's evidence is read from, in the
+    pairs' order (module docstring): every pair for the error rate; for the others the pairs
+    where both sides answered and, for latencies and tokens, both were measured."""
+    control, treatment = columns.side("control", name), columns.side("treatment", name)
     if name == "error_rate":
-        return float(bool(row.get(f"{side}_error")))
-    if row.get("control_error") or row.get("treatment_error"):
-        return None  # both sides must have answered to compare what they answered
-    if name == "empty_rate":
-        return float(not row.get(f"{side}_results"))
-    key = f"{side}_latency_ms" if name.startswith("latency") else f"{side}_tokens"
-    value = row.get(key)
-    return None if value is None else float(value)
+        return treatment - control
+    both = ~columns.control_error & ~columns.treatment_error
+    both &= ~np.isnan(control) & ~np.isnan(treatment)
+    control, treatment = control[both], treatment[both]
+    if name in RATES:
+        return treatment - control
+    if kind == "relative":
+        worse = treatment > control * (1 + margin)
+        better = control > treatment * (1 + margin)
+    else:
+        worse, better = treatment > control + margin, control > treatment + margin
+    return worse.astype(np.float64) - better.astype(np.float64)
 
 
 def differences(
     rows: Sequence[Mapping[str, Any]], name: str, kind: str, margin: float
 ) -> list[float]:
-    """The per-pair differences in [-1, 1] the guardrail's evidence is read from."""
-    found: list[float] = []
-    for row in rows:
-        control, treatment = _value(row, "control", name), _value(row, "treatment", name)
-        if control is None or treatment is None:
-            continue
-        if name in RATES:
-            found.append(treatment - control)
-        elif kind == "relative":
-            found.append(
-                float(treatment > control * (1 + margin))
-                - float(control > treatment * (1 + margin))
-            )
-        else:
-            found.append(float(treatment > control + margin) - float(control > treatment + margin))
+    """:func:`column_differences` of ``rows``."""
+    found: list[float] = column_differences(GuardColumns.of(rows), name, kind, margin).tolist()
     return found
 
 
 def breach_evidence(
-    rows: Sequence[Mapping[str, Any]],
+    columns: GuardColumns,
     name: str,
     kind: str,
     margin: float,
@@ -79,14 +142,12 @@ def breach_evidence(
 ) -> tuple[bool, float | None]:
     """(whether the sequence shows the treatment worse beyond the margin at some point so
     far, the lower bound now) at level ``alpha``; (False, None) without pairs."""
-    found = differences(rows, name, kind, margin)
-    if not found:
+    found = column_differences(columns, name, kind, margin)
+    if not found.size:
         return False, None
     # empirical Bernstein: the same guarantee as betting, computed in O(n) (guardrails are
     # read at every check of every test)
-    path = bounded_cs_path(
-        np.array(found), BoundedCsSettings(alpha=alpha, method="empirical_bernstein")
-    )
+    path = bounded_cs_path(found, BoundedCsSettings(alpha=alpha, method="empirical_bernstein"))
     lower = np.asarray(path.lower).reshape(-1)
     if name in RATES:
         threshold = margin if kind == "absolute" else (control_rate or 0.0) * margin

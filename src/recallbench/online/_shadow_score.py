@@ -72,6 +72,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 import numpy as np
 
 from recallbench.core._errors import ConfigError
+from recallbench.online._shadow_guard import GuardColumns
 from recallbench.stats._interleaving import (
     CONTROL,
     TREATMENT,
@@ -430,32 +431,32 @@ GUARDRAIL_NAMES: Final = (
 
 
 def guardrails(rows: Sequence[Mapping[str, Any]]) -> dict[Side, SideGuardrails]:
+    """:func:`side_guardrails` of ``rows``."""
+    return side_guardrails(GuardColumns.of(rows))
+
+
+def side_guardrails(columns: GuardColumns) -> dict[Side, SideGuardrails]:
     """Per side: latency median and p95 (``numpy.percentile``, linear interpolation) of
     the searches that answered, error rate over all pairs, empty-result rate over the
     searches that answered, mean tokens when the rows carry them."""
     found: dict[Side, SideGuardrails] = {}
+    pairs = len(columns)
     for side in SIDES:
-        errors = [bool(row.get(f"{side}_error")) for row in rows]
-        answered = [row for row, failed in zip(rows, errors, strict=True) if not failed]
-        latencies = [
-            float(row[f"{side}_latency_ms"])
-            for row in answered
-            if row.get(f"{side}_latency_ms") is not None
-        ]
-        tokens = [
-            float(row[f"{side}_tokens"]) for row in rows if row.get(f"{side}_tokens") is not None
-        ]
+        errors = getattr(columns, f"{side}_error")
+        answered = ~errors
+        latency = getattr(columns, f"{side}_latency")[answered]
+        latencies = latency[~np.isnan(latency)]
+        tokens = getattr(columns, f"{side}_tokens")
+        tokens = tokens[~np.isnan(tokens)].tolist()  # summed in order, as Python sums
+        failed, served = int(errors.sum()), int(answered.sum())
+        empty = int((getattr(columns, f"{side}_empty") & answered).sum())
         found[side] = SideGuardrails(
-            searches=len(rows),
-            errors=sum(errors),
-            latency_median=float(np.percentile(latencies, 50)) if latencies else None,
-            latency_p95=float(np.percentile(latencies, 95)) if latencies else None,
-            error_rate=sum(errors) / len(rows) if rows else None,
-            empty_rate=(
-                sum(not row[f"{side}_results"] for row in answered) / len(answered)
-                if answered
-                else None
-            ),
+            searches=pairs,
+            errors=failed,
+            latency_median=float(np.percentile(latencies, 50)) if latencies.size else None,
+            latency_p95=float(np.percentile(latencies, 95)) if latencies.size else None,
+            error_rate=failed / pairs if pairs else None,
+            empty_rate=empty / served if served else None,
             tokens_mean=sum(tokens) / len(tokens) if tokens else None,
         )
     return found

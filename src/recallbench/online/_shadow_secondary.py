@@ -8,44 +8,44 @@ length.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from recallbench.online._shadow_decision import Secondary
 from recallbench.online._shadow_rule import GraduationRule
-from recallbench.online._shadow_score import PairScore, parse_measure, unequal_length_share
-from recallbench.online._shadow_units import Observations, observations
-from recallbench.stats._interleaving import summarise
+from recallbench.online._shadow_score import parse_measure
+from recallbench.online._shadow_units import Track
+from recallbench.stats._interleaving import summary_from_counts
+
+if TYPE_CHECKING:
+    from recallbench.online._shadow_progress import Progress
 
 
-def secondary_measures(
-    rule: GraduationRule,
-    scores: Sequence[PairScore],
-    keys: Mapping[str, str],
-    primary: Observations,
-) -> dict[str, Secondary]:
+def secondary_measures(rule: GraduationRule, tracks: Mapping[str, Track]) -> dict[str, Secondary]:
     """Mean differences of the other measures, over the same units and by the same
     exposure rule as the primary (a click measure of pairs the agent saw only the
-    control's list of is no evidence); the primary's own observations are reused."""
-    k = parse_measure(rule.measure)[1]
+    control's list of is no evidence), from each measure's observations (``tracks``,
+    :class:`recallbench.online._shadow_progress.Progress`)."""
     found = {}
+    k = parse_measure(rule.measure)[1]
     for measure in ("rr", f"hit@{k}", f"ndcg@{k}", "interleaving"):
-        same = measure == rule.measure
-        values = (primary if same else observations(scores, measure, keys, rule.unit)).values
+        values = tracks[measure].values
         found[measure] = Secondary(len(values), sum(values) / len(values) if values else None)
     return found
 
 
-def interleaving_summary(scores: Sequence[PairScore], alpha: float) -> dict[str, Any] | None:
-    outcomes = [score.outcome for score in scores if score.outcome is not None]
-    if not any(score.interleaved for score in scores):
+def interleaving_summary(progress: Progress, alpha: float) -> dict[str, Any] | None:
+    """The team-draft outcomes of the interleaved pairs and their sign test; None without
+    an interleaved pair."""
+    if not progress.interleaved:
         return None
-    summary = summarise(outcomes, alpha)
+    wins, ties, losses = progress.outcomes
+    summary = summary_from_counts(wins, ties, losses, alpha)
     return {
         "wins": summary.wins,
         "ties": summary.ties,
         "losses": summary.losses,
         "sign_test_p": summary.pvalue,
         "preference": summary.preference,
-        "unequal_lengths": unequal_length_share(scores),
+        "unequal_lengths": progress.unequal / progress.interleaved,
     }

@@ -32,8 +32,8 @@ credit take what applies to them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from recallbench.online._shadow_score import PairScore, parse_measure
@@ -73,29 +73,54 @@ def unit_of(score: PairScore, keys: Mapping[str, str], unit: Unit) -> str:
     return f"query:{keys.get(score.query_id, score.query_id)}"
 
 
+@dataclass(slots=True)
+class Track:
+    """The observations of one measure, formed as the pairs arrive in order (module
+    docstring): what :func:`observations` returns, kept so that later pairs can be added."""
+
+    measure: str
+    unit: Unit
+    values: list[float] = field(default_factory=list)
+    units: list[str] = field(default_factory=list)
+    """The unit of each value, in order: the units already observed."""
+    measured: int = 0
+    repeats: int = 0
+    exposed: int = 0
+    _seen: set[str] | None = None
+
+    def add(self, scores: Iterable[PairScore], keys: Mapping[str, str]) -> None:
+        """Observe ``scores`` (the next pairs, oldest first)."""
+        clicks = parse_measure(self.measure)[0] in CLICK_MEASURES
+        if self._seen is None:
+            self._seen = set(self.units)
+        seen = self._seen
+        for score in scores:
+            difference = score.difference(self.measure)
+            if difference is None:
+                continue
+            if clicks and not score.interleaved:
+                self.exposed += 1
+                continue
+            self.measured += 1
+            key = unit_of(score, keys, self.unit)
+            if key in seen:
+                self.repeats += 1
+                continue
+            seen.add(key)
+            self.values.append(difference)
+            self.units.append(key)
+
+    def observations(self) -> Observations:
+        return Observations(
+            tuple(self.values), tuple(self.units), self.measured, self.repeats, self.exposed
+        )
+
+
 def observations(
     scores: Sequence[PairScore], measure: str, keys: Mapping[str, str], unit: Unit = "session"
 ) -> Observations:
     """The observations of ``measure`` over ``scores`` (oldest first): the first value of
     each unit, click measures on interleaved pairs only (module docstring)."""
-    clicks = parse_measure(measure)[0] in CLICK_MEASURES
-    values: list[float] = []
-    units: list[str] = []
-    seen: set[str] = set()
-    measured = repeats = exposed = 0
-    for score in scores:
-        difference = score.difference(measure)
-        if difference is None:
-            continue
-        if clicks and not score.interleaved:
-            exposed += 1
-            continue
-        measured += 1
-        key = unit_of(score, keys, unit)
-        if key in seen:
-            repeats += 1
-            continue
-        seen.add(key)
-        values.append(difference)
-        units.append(key)
-    return Observations(tuple(values), tuple(units), measured, repeats, exposed)
+    track = Track(measure, unit)
+    track.add(scores, keys)
+    return track.observations()

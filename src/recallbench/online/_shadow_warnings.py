@@ -5,36 +5,27 @@ printed with the decision and change nothing in it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from recallbench.online._shadow_rule import GraduationRule
-from recallbench.online._shadow_score import PairScore
 
 
 def validity_warnings(
-    rule: GraduationRule,
-    scores: Sequence[PairScore],
-    keys: Mapping[str, str],
-    differences: Sequence[float],
+    rule: GraduationRule, shared: bool, differences: Sequence[float]
 ) -> tuple[str, ...]:
     """What the data show that the chosen options are not valid under: several distinct
-    queries in a session with query units (correlated: 0.087 false positives in the
-    validity suite), skewed differences under the mSPRT (0.082 at 100 pairs)."""
+    queries in a session with query units (``shared``;
+    correlated: 0.087 false positives in the validity suite), skewed differences under the
+    mSPRT (0.082 at 100 pairs)."""
     found = []
-    if rule.unit == "query":
-        per_session: dict[str, set[str]] = {}
-        for score in scores:
-            if score.session_id:
-                key = keys.get(score.query_id, score.query_id)
-                per_session.setdefault(score.session_id, set()).add(key)
-        if any(len(texts) > 1 for texts in per_session.values()):
-            found.append(
-                "several distinct queries share a session: with query units their "
-                "correlation makes false decisions more likely (0.087 at alpha 0.05 in the "
-                "validity suite); session units hold (--unit session)"
-            )
+    if rule.unit == "query" and shared:
+        found.append(
+            "several distinct queries share a session: with query units their "
+            "correlation makes false decisions more likely (0.087 at alpha 0.05 in the "
+            "validity suite); session units hold (--unit session)"
+        )
     if rule.method == "msprt" and len(differences) >= 3:
         values = np.asarray(differences, dtype=float)
         spread = float(values.std())

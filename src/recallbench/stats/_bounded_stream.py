@@ -4,6 +4,10 @@ memory."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import fields
+from typing import cast
+
 import numpy as np
 
 from recallbench.core._errors import ConfigError
@@ -11,6 +15,7 @@ from recallbench.stats._bounded_cs import (
     BoundedCsSettings,
     BoundedPath,
     CsState,
+    FloatArray,
     as_unit,
     run_cs,
     state_width,
@@ -98,6 +103,37 @@ class BoundedCS:
             path.pvalues[:, -1:], path.lower[:, -1:], path.upper[:, -1:], path.estimate[:, -1:]
         )
         return self._decision
+
+    def snapshot(self) -> dict[str, FloatArray | str]:
+        """Where the test stands, as named arrays (and its decision): :meth:`restore` of it
+        continues exactly as this object would (feeding a stream in parts or whole gives the
+        same numbers to the bit; ``tests/test_shadow_progress.py``)."""
+        found: dict[str, FloatArray | str] = {"decision": self._decision}
+        for item in fields(CsState):
+            found[f"state.{item.name}"] = getattr(self._state, item.name)
+        if self._last is not None:
+            for item in fields(BoundedPath):
+                found[f"last.{item.name}"] = getattr(self._last, item.name)
+        return found
+
+    @classmethod
+    def restore(
+        cls, settings: BoundedCsSettings, snapshot: Mapping[str, FloatArray | str]
+    ) -> BoundedCS:
+        """The test :meth:`snapshot` described, under the same ``settings``."""
+        restored = cls(settings)
+        restored._decision = cast(Decision, str(snapshot["decision"]))
+        restored._state = CsState(
+            **{item.name: np.asarray(snapshot[f"state.{item.name}"]) for item in fields(CsState)}
+        )
+        if "last.pvalues" in snapshot:
+            restored._last = BoundedPath(
+                **{
+                    item.name: np.asarray(snapshot[f"last.{item.name}"])
+                    for item in fields(BoundedPath)
+                }
+            )
+        return restored
 
     def __repr__(self) -> str:
         low, high = self.interval
