@@ -26,6 +26,7 @@ MIGRATIONS = [
     (13, "m013_read_indexes"),
     (14, "m014_shadow_query_key"),
     (15, "m015_run_statistics"),
+    (16, "m016_shadow_checkpoints"),
 ]
 
 # ---------------------------------------------------------------- SQLite
@@ -228,6 +229,14 @@ SQLITE_COLUMNS = {
         ("stopped_at", "DATETIME", 0, None, 0),
         ("status", "TEXT", 1, None, 0),
     ],
+    "shadow_checkpoints": [  # m016
+        ("test_id", "INTEGER", 1, None, 1),
+        ("workspace_id", "TEXT", 1, "'default'", 0),
+        ("covered_until", "DATETIME", 1, None, 0),
+        ("marks", "TEXT", 1, None, 0),
+        ("progress", "BLOB", 1, None, 0),
+        ("written_at", "DATETIME", 1, None, 0),
+    ],
     "shadow_decisions": [
         ("id", "INTEGER", 1, None, 1),
         ("workspace_id", "TEXT", 1, "'default'", 0),
@@ -361,6 +370,7 @@ SQLITE_INDEXES = {
     },
     "shadow_tests": {"sqlite_autoindex_shadow_tests_1": (1, "u", ["workspace_id", "name"])},
     "shadow_decisions": {"ix_shadow_decisions_test": (0, "c", ["test_id", "at"])},
+    "shadow_checkpoints": {},  # m016
     "feature_flags": {
         "ix_feature_flags_name": (0, "c", ["workspace_id", "name", "updated_at"]),
     },
@@ -413,6 +423,7 @@ SQLITE_FOREIGN_KEYS = {
     "pairwise_preferences": [],
     "shadow_tests": [],
     "shadow_decisions": [("shadow_tests", "test_id", "id", "NO ACTION", "CASCADE")],
+    "shadow_checkpoints": [("shadow_tests", "test_id", "id", "NO ACTION", "CASCADE")],  # m016
     "feature_flags": [],
     "session_outcomes": [],
     "recallbench_store": [],
@@ -462,6 +473,7 @@ SQLITE_STORAGE = {
     "pairwise_preferences": "rowid",
     "shadow_tests": "rowid",
     "shadow_decisions": "rowid",
+    "shadow_checkpoints": "rowid",  # m016
     "feature_flags": "rowid",
     "session_outcomes": "rowid",
     "recallbench_store": "rowid",
@@ -721,6 +733,14 @@ POSTGRES_COLUMNS = {
         ("stopped_at", TS, "YES", None),
         ("status", "text", "NO", None),
     ],
+    "shadow_checkpoints": [  # m016
+        ("test_id", "bigint", "NO", None),
+        WS,
+        ("covered_until", TS, "NO", None),
+        ("marks", "text", "NO", None),
+        ("progress", "bytea", "NO", None),
+        ("written_at", TS, "NO", None),
+    ],
     "shadow_decisions": [
         _serial("shadow_decisions"),
         WS,
@@ -904,6 +924,11 @@ POSTGRES_INDEXES = {
             "uq_shadow_tests_name", "shadow_tests", "workspace_id, name", True
         ),
     },
+    "shadow_checkpoints": {  # m016
+        "shadow_checkpoints_pkey": _btree(
+            "shadow_checkpoints_pkey", "shadow_checkpoints", "test_id", True
+        ),
+    },
     "shadow_decisions": {
         "shadow_decisions_pkey": _btree("shadow_decisions_pkey", "shadow_decisions", "id", True),
         "ix_shadow_decisions_test": _btree(
@@ -1022,6 +1047,13 @@ POSTGRES_CONSTRAINTS = {
         "ck_shadow_tests_alpha": (
             "c",
             "CHECK (((alpha > (0)::double precision) AND (alpha < (1)::double precision)))",
+        ),
+    },
+    "shadow_checkpoints": {  # m016
+        "shadow_checkpoints_pkey": ("p", "PRIMARY KEY (test_id)"),
+        "shadow_checkpoints_test_id_fkey": (
+            "f",
+            "FOREIGN KEY (test_id) REFERENCES shadow_tests(id) ON DELETE CASCADE",
         ),
     },
     "shadow_decisions": {

@@ -79,6 +79,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from recallbench.core._errors import ConfigError
 from recallbench.core._query_key import query_key
+from recallbench.online._shadow_checkpoint import stored_progress
 from recallbench.online._shadow_checks import guardrail_results, srm_checks
 from recallbench.online._shadow_decision import Decision, GuardrailResult, SrmCheck, Verdict
 from recallbench.online._shadow_progress import Progress
@@ -86,7 +87,6 @@ from recallbench.online._shadow_rule import GraduationRule
 from recallbench.online._shadow_score import (
     PairScore,
     parse_measure,
-    score_test,
     side_guardrails,
     window_end,
 )
@@ -212,52 +212,29 @@ def decide_test(
     store: Store, test: ShadowTest, until: datetime | None = None, now: datetime | None = None
 ) -> Decision:
     """:func:`decide` on the pairs the store holds for ``test``, up to ``until`` and at most
-    up to ``now`` (default: the clock) less the rule's ``settle_seconds``."""
+    up to ``now`` (default: the clock) less the rule's ``settle_seconds``: from the test's
+    checkpoint and the pairs since (:mod:`recallbench.online._shadow_checkpoint`), the
+    same decision."""
     rule = GraduationRule.of_test(test)
     settled = (now or datetime.now(UTC)) - timedelta(seconds=rule.settle_seconds)
     until = settled if until is None else min(until, settled)
-    rows, scores = score_test(store, test, until)
     end = window_end(test, until)
+    assert end is not None  # until is a moment
     sampled = None
+    keys = None
     if rule.sample_percent is not None and rule.sample_percent < 100:
         logged = [
-            entry
-            for entry in store.query_log(since=test.started_at)
-            if end is None or entry.created_at <= end
+            entry for entry in store.query_log(since=test.started_at) if entry.created_at <= end
         ]
         keys = {entry.query_id: query_key(entry.text) for entry in logged}
-        paired = {str(row["query_id"]) for row in rows}
+        paired = store.shadow_query_ids(test.started_at, end, test.control, test.treatment)
         texts: dict[str, bool] = {}  # distinct texts, as the sampling hash normalises them
         for entry in logged:
             key = keys[entry.query_id]
             texts[key] = texts.get(key, False) or entry.query_id in paired
         mirrored = sum(texts.values())
         sampled = (mirrored, len(texts) - mirrored)
-    else:
-        keys = unit_keys(store, test, rows, end)
-    return decide(rule, rows, scores, sampled, keys)
-
-
-def unit_keys(
-    store: Store, test: ShadowTest, rows: Sequence[Mapping[str, Any]], end: datetime | None
-) -> dict[str, str]:
-    """Query id -> key of its text for the pairs ``rows``: the key the pair was written with
-    (m014), else that of its query logged in the test's window (a pair whose query was not
-    logged when m014 ran, or loaded without it). Only those are looked up in ``query_log``:
-    reading a million pairs' texts from its largest rows was most of the time of ``shadow
-    status``."""
-    keys: dict[str, str] = {}
-    missing = []
-    for row in rows:
-        if row.get("query_key"):
-            keys[str(row["query_id"])] = str(row["query_key"])
-        else:
-            missing.append(str(row["query_id"]))
-    if missing:
-        for query_id, entry in store.query_log_entries(missing).items():
-            if entry.created_at >= test.started_at and (end is None or entry.created_at <= end):
-                keys[query_id] = query_key(entry.text)
-    return keys
+    return decision_of(stored_progress(store, test, rule, end, keys), sampled)
 
 
 def _verdict(

@@ -465,12 +465,14 @@ def side_guardrails(columns: GuardColumns) -> dict[Side, SideGuardrails]:
 # ---------------------------------------------------------------- from the store
 
 
-def pairs_of(store: Store, test: ShadowTest, until: datetime | None = None) -> list[dict[str, Any]]:
-    """The shadow pairs of ``test``: logged from its start to the earlier of its stop and
-    ``until`` (None: no bound), by the test's two profiles (rows that do not name their
-    profiles are taken)."""
+def pairs_of(
+    store: Store, test: ShadowTest, until: datetime | None = None, after: datetime | None = None
+) -> list[dict[str, Any]]:
+    """The shadow pairs of ``test``: logged from its start (after ``after`` when given) to
+    the earlier of its stop and ``until`` (None: no bound), by the test's two profiles
+    (rows that do not name their profiles are taken)."""
     end = window_end(test, until)
-    rows = store.shadow_runs(since=test.started_at, until=end)
+    rows = store.shadow_runs(since=test.started_at, until=end, after=after)
     return [
         row
         for row in rows
@@ -486,11 +488,15 @@ def window_end(test: ShadowTest, until: datetime | None) -> datetime | None:
 
 
 def score_test(
-    store: Store, test: ShadowTest, until: datetime | None = None, k: int | None = None
+    store: Store,
+    test: ShadowTest,
+    until: datetime | None = None,
+    k: int | None = None,
+    after: datetime | None = None,
 ) -> tuple[list[dict[str, Any]], list[PairScore]]:
-    """The rows of ``test`` and their scores, with the feedback and labels the store holds
-    for their queries; ``k`` defaults to the test measure's cutoff."""
-    rows = pairs_of(store, test, until)
+    """The rows of ``test`` (:func:`pairs_of`) and their scores, with the feedback and
+    labels the store holds for their queries; ``k`` defaults to the test measure's cutoff."""
+    rows = pairs_of(store, test, until, after)
     k = k if k is not None else parse_measure(test.measure)[1]
     query_ids = [str(row["query_id"]) for row in rows]
     if not query_ids:

@@ -36,6 +36,7 @@ from sqlalchemy.exc import IntegrityError
 
 from recallbench.core._errors import RecallbenchError
 from recallbench.store._engine import transaction
+from recallbench.store._shadow_checkpoints_store import forget_checkpoints
 from recallbench.store._statements import mine
 from recallbench.store._tables import (
     adjudications,
@@ -301,11 +302,13 @@ class AnnotationStore:
         )
         adjudication = _label(found, "adjudicator") if found is not None else None
         resolved = resolved_label(labels, adjudication, at)
-        connection.execute(
+        withdrawn = connection.execute(
             delete(judgments).where(
                 *_pair(judgments, self.workspace, *pair), judgments.c.source == "manual"
             )
-        )
+        ).rowcount
+        if resolved is None and withdrawn:
+            forget_checkpoints(connection, self.workspace)
         if resolved is not None:
             connection.execute(
                 judgments.insert().values(

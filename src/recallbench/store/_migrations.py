@@ -34,6 +34,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     PrimaryKeyConstraint,
     Table,
@@ -763,6 +764,35 @@ def m015_run_statistics(connection: Connection) -> None:
     metadata.create_all(connection, tables=[statistics])
 
 
+def m016_shadow_checkpoints(connection: Connection) -> None:
+    """``shadow_checkpoints``: per shadow test, its progress over the pairs settled up to
+    ``covered_until`` (``progress``: the document of
+    :meth:`recallbench.online._shadow_progress.Progress.dump`) and ``marks``, what the
+    store held when it was taken (JSON: the count and largest id of the test's pairs so
+    far, the largest feedback and judgment ids, the late evidence it took in), so that
+    ``shadow status`` adds only the pairs since and sees when older ones changed. A cache:
+    removing a row costs one rebuild of its test, never a different decision."""
+    metadata = MetaData()
+    Table("shadow_tests", metadata, Column("id", RUN_ID, primary_key=True))  # the key's target
+    checkpoints = Table(
+        "shadow_checkpoints",
+        metadata,
+        Column(
+            "test_id",
+            RUN_ID,
+            ForeignKey("shadow_tests.id", ondelete="CASCADE"),
+            primary_key=True,
+            autoincrement=False,
+        ),
+        _workspace(),
+        Column("covered_until", DateTime(timezone=True), nullable=False),
+        Column("marks", Text, nullable=False),
+        Column("progress", LargeBinary, nullable=False),
+        Column("written_at", DateTime(timezone=True), nullable=False),
+    )
+    metadata.create_all(connection, tables=[checkpoints])
+
+
 MIGRATIONS: list[Migration] = [
     m001_history,
     m002_telemetry,
@@ -779,5 +809,6 @@ MIGRATIONS: list[Migration] = [
     m013_read_indexes,
     m014_shadow_query_key,
     m015_run_statistics,
+    m016_shadow_checkpoints,
 ]
 """In order; append only."""

@@ -9,6 +9,7 @@ write is confined to the store's workspace.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from operator import itemgetter
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,6 +28,7 @@ from sqlalchemy import (
 
 from recallbench.store._engine import transaction
 from recallbench.store._rows import chunks
+from recallbench.store._shadow_checkpoints_store import forget_checkpoints
 from recallbench.store._statements import dialect_insert, mine
 from recallbench.store._tables import as_utc, feedback_events, judgments, query_log, shadow_runs
 from recallbench.store._telemetry import FeedbackEvent, Judgment, JudgmentSource, QueryLogEntry
@@ -148,39 +150,60 @@ class QueryLogStore:
         for qid, text, intent, category, at, results, texts in self._log_rows(
             columns, since, until
         ):
-            yield qid, text, intent, category, _moment(at), results, texts
+            yield qid, text, intent, category, logged_moment(at), results, texts
 
     def query_log_scan(
         self, since: datetime | None = None, until: datetime | None = None
-    ) -> Iterator[tuple[str, str, str | None, datetime, str]]:
+    ) -> Iterator[tuple[str, str, str | None, str | datetime, str]]:
         """(query_id, text, intent, created_at, results JSON) of :meth:`query_log_stream`'s
         rows in its order: the columns a harvest pools and decides on, without the memory
-        texts (most of a row's bytes, and of the time to move and parse them)."""
+        texts (most of a row's bytes, and of the time to move and parse them).
+        ``created_at`` is left as the database returns it (SQLite: text; PostgreSQL: a
+        datetime): :func:`logged_moment` converts it, and a harvest converts only the
+        few it keeps (one per de-duplicated query), not millions."""
         c = query_log.c
         columns = (c.query_id, c.text, c.intent, c.created_at, c.results)
-        for qid, text, intent, at, results in self._log_rows(columns, since, until):
-            yield qid, text, intent, _moment(at), results
+        return self._log_rows(columns, since, until)
 
     def _log_rows(
         self, columns: Sequence[Any], since: datetime | None, until: datetime | None
     ) -> Iterator[Any]:
-        """Rows of ``columns`` of the log, oldest first, then by query id (code point order),
-        streamed in batches (a server-side cursor on PostgreSQL); ``created_at`` left as the
-        database returns it (``_moment`` converts it, faster than the column type)."""
+        """Rows of ``columns`` (``query_id`` and ``created_at`` among them) of the log,
+        oldest first, then by query id (code point order), streamed in batches (a
+        server-side cursor on PostgreSQL); ``created_at`` left as the database returns it.
+
+        The database orders by ``created_at`` alone, which its index gives; the rows of
+        one instant are put in query id order here (:func:`_ties_by_id`): SQLite would
+        otherwise sort every instant's rows in a temporary B-tree, most of the read's time
+        on a log of millions of searches."""
         c = query_log.c
         raw = [type_coerce(col, Text) if col is c.created_at else col for col in columns]
-        postgres = self._engine.dialect.name == "postgresql"
-        query_id = c.query_id.collate("C") if postgres else c.query_id
         query = select(*raw).where(mine(query_log, self.workspace))
         if since is not None:
             query = query.where(c.created_at >= since)
         if until is not None:
             query = query.where(c.created_at < until)
-        query = query.order_by(c.created_at, query_id)
+        query = query.order_by(c.created_at)
+        at = next(i for i, col in enumerate(columns) if col is c.created_at)
+        qid = next(i for i, col in enumerate(columns) if col is c.query_id)
         with transaction(self._engine) as connection:
-            options = connection.execution_options(stream_results=True, yield_per=STREAM_BATCH)
-            for part in options.execute(query).partitions():
-                yield from part
+            yield from _ties_by_id(self._batches(connection, query), at, qid)
+
+    def _batches(self, connection: Connection, query: Any) -> Iterator[list[Any]]:
+        """The rows of ``query`` in batches of :data:`STREAM_BATCH`, as the driver returns
+        them (tuples): a server-side cursor on PostgreSQL. Past the first batch they are
+        read from the driver's cursor itself: SQLAlchemy's result rows cost more than
+        the read of millions of them from the database."""
+        options = connection.execution_options(stream_results=True)
+        with options.execute(query) as result:
+            # the result holds the row it read ahead: the first batch is read through it
+            rows = [tuple(row) for row in result.fetchmany(STREAM_BATCH)]
+            while rows:
+                yield rows
+                cursor = result.cursor
+                if len(rows) < STREAM_BATCH or cursor is None:  # the last batch
+                    break
+                rows = cursor.fetchmany(STREAM_BATCH)
 
     def query_log_details(self, query_ids: Sequence[str]) -> dict[str, tuple[str | None, str]]:
         """Query id -> (category, texts JSON) of these logged queries (ids never logged are
@@ -214,9 +237,8 @@ class QueryLogStore:
                 logged = logged.where(q.created_at < until)
             query = query.where(logged.exists())
         with transaction(self._engine) as connection:
-            options = connection.execution_options(stream_results=True, yield_per=STREAM_BATCH)
-            for part in options.execute(query).partitions():
-                yield from part
+            for rows in self._batches(connection, query):
+                yield from rows
 
     def query_log_page(self, offset: int, limit: int) -> list[QueryLogEntry]:
         """A page of :meth:`query_log` newest first (the reverse of its order): ``limit``
@@ -393,7 +415,10 @@ class QueryLogStore:
         if annotator is not None:
             where.append(table.c.annotator == annotator)
         with transaction(self._engine, write=True) as connection:
-            return connection.execute(delete(table).where(*where)).rowcount > 0
+            deleted = connection.execute(delete(table).where(*where)).rowcount > 0
+            if deleted:
+                forget_checkpoints(connection, self.workspace)
+            return deleted
 
     def set_golden(self, query_ids: Sequence[str], category: str | None = None) -> int:
         """Mark logged queries as golden (kept by :meth:`prune` whatever their age), and set
@@ -470,9 +495,32 @@ def _execute_many(connection: Connection, statement: Any, rows: list[dict[str, A
         connection.execute(statement, rows[start : start + BATCH])
 
 
-def _moment(value: Any) -> datetime:
+def logged_moment(value: str | datetime) -> datetime:
     """A created_at as the driver returns it (SQLite: text in UTC, the format SQLAlchemy
     writes; PostgreSQL: an aware datetime) as an aware datetime in UTC."""
     if isinstance(value, str):
         return as_utc(datetime.fromisoformat(value))
     return value if value.tzinfo is UTC else as_utc(value)
+
+
+def _ties_by_id(batches: Iterator[list[Any]], at: int, qid: int) -> Iterator[Any]:
+    """The rows of ``batches`` (in ``created_at`` order, its value at position ``at``)
+    with the rows of one instant in query id order (at ``qid``; code point order, as
+    SQLite's and PostgreSQL's "C" collation compare). The rows of a batch's last instant
+    wait for the next batch, which may hold more of them. Equal values are one instant:
+    SQLite keeps a created_at as text in one format, PostgreSQL returns datetimes."""
+    instant, key = itemgetter(at), itemgetter(at, qid)
+    held: list[Any] = []
+    for batch in batches:
+        rows = held + batch if held else batch
+        last = instant(rows[-1])
+        cut = len(rows) - 1
+        while cut and instant(rows[cut - 1]) == last:
+            cut -= 1
+        held = rows[cut:]
+        rows = rows[:cut]
+        if len(set(map(instant, rows))) < len(rows):  # ties: sorted by (instant, id)
+            rows.sort(key=key)
+        yield from rows
+    held.sort(key=key)
+    yield from held

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from sqlalchemy import ColumnElement, Engine, Table, and_, delete, exists, func, select, true
 
 from recallbench.store._engine import transaction
+from recallbench.store._shadow_checkpoints_store import forget_checkpoints
 from recallbench.store._statements import mine
 from recallbench.store._tables import (
     WORKSPACE_TABLES,
@@ -95,4 +96,6 @@ class RetentionStore:
                     removed[name] = int(connection.execute(counted).scalar_one())
                 else:
                     removed[name] = connection.execute(delete(table).where(where)).rowcount
+            if not dry_run and any(removed.values()):
+                forget_checkpoints(connection, self.workspace)
         return {name: removed[name] for name in plan}

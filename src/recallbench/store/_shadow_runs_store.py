@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, or_, select
 
 from recallbench.store._engine import transaction
 from recallbench.store._statements import dialect_insert, mine
@@ -69,11 +69,14 @@ class ShadowRunStore:
                 connection.execute(ignore, group)
 
     def shadow_runs(
-        self, since: datetime | None = None, until: datetime | None = None
+        self,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        after: datetime | None = None,
     ) -> list[dict[str, Any]]:
-        """This workspace's shadow runs (with ``since <= created_at`` and ``created_at <=
-        until`` when given), oldest first: the ranked lists as tuples of ids,
-        ``interleaved`` as a tuple of ``(doc_id, team)`` or None.
+        """This workspace's shadow runs (with ``since <= created_at``, ``created_at <=
+        until`` and ``after < created_at`` when given), oldest first: the ranked lists as
+        tuples of ids, ``interleaved`` as a tuple of ``(doc_id, team)`` or None.
 
         The order is the rows' own: ``created_at`` (stamped by the proxy that made the
         pair), then ``query_id`` on a tie, never the row's ``id``, which says only which
@@ -84,6 +87,8 @@ class ShadowRunStore:
             query = query.where(shadow_runs.c.created_at >= since)
         if until is not None:
             query = query.where(shadow_runs.c.created_at <= until)
+        if after is not None:
+            query = query.where(shadow_runs.c.created_at > after)
         query = query.order_by(shadow_runs.c.created_at, shadow_runs.c.query_id)
         with transaction(self._engine) as connection:
             result = connection.execute(query)
@@ -99,6 +104,22 @@ class ShadowRunStore:
             if shown is not None:
                 row["interleaved"] = tuple((doc, team) for doc, team in loads(shown))
         return rows
+
+    def shadow_query_ids(
+        self, since: datetime, until: datetime, control: str, treatment: str
+    ) -> set[str]:
+        """Query ids of the shadow runs with ``since <= created_at <= until`` answered by
+        the profiles ``control`` and ``treatment`` (a run that names none is theirs)."""
+        c = shadow_runs.c
+        query = select(c.query_id).where(
+            mine(shadow_runs, self.workspace),
+            c.created_at >= since,
+            c.created_at <= until,
+            or_(c.control.is_(None), c.control == control),
+            or_(c.treatment.is_(None), c.treatment == treatment),
+        )
+        with transaction(self._engine) as connection:
+            return {str(qid) for qid in connection.execute(query).scalars()}
 
     def shadow_profiles(self) -> set[str]:
         """The profile names this workspace's shadow runs were logged with, either side."""

@@ -48,6 +48,7 @@ from recallbench.store._rows import (
     stored_run,
     value_rows,
 )
+from recallbench.store._run_statistics_store import RunStatisticsStore
 from recallbench.store._tables import eval_measures, eval_queries, eval_query_values, eval_runs
 from recallbench.store._telemetry_store import TelemetryStore
 
@@ -123,7 +124,7 @@ def check_store(url: str | None = None, workspace: str = "default") -> str:
         return store.url
 
 
-class Store(TelemetryStore, AnnotationStore):
+class Store(TelemetryStore, AnnotationStore, RunStatisticsStore):
     """Runs and telemetry recorded in one workspace of a store. Use as a context manager,
     or ``close()``."""
 

@@ -16,6 +16,7 @@ from sqlalchemy import (
     Dialect,
     Float,
     Integer,
+    LargeBinary,
     MetaData,
     Table,
     Text,
@@ -251,6 +252,17 @@ shadow_tests = Table(
     UniqueConstraint("workspace_id", "name", name="uq_shadow_tests_name"),
 )
 
+shadow_checkpoints = Table(  # m016: a cache of each test's progress (online._shadow_progress)
+    "shadow_checkpoints",
+    metadata,
+    Column("test_id", RUN_ID, primary_key=True, autoincrement=False),
+    Column("workspace_id", Text, nullable=False),
+    Column("covered_until", UTCDateTime, nullable=False),
+    Column("marks", Text, nullable=False),
+    Column("progress", LargeBinary, nullable=False),
+    Column("written_at", UTCDateTime, nullable=False),
+)
+
 shadow_decisions = Table(
     "shadow_decisions",
     metadata,
@@ -390,6 +402,7 @@ WORKSPACE_TABLES = {
         judge_cache,
         pairwise_preferences,
         shadow_tests,
+        shadow_checkpoints,
         shadow_decisions,
         feature_flags,
         session_outcomes,

@@ -7,7 +7,8 @@ A mixin of :class:`~recallbench.store.Store` (kept apart so that each file stays
 made of one mixin per concept: the query log, feedback and judgments
 (:mod:`~recallbench.store._query_log_store`), shadow runs
 (:mod:`~recallbench.store._shadow_runs_store`), shadow tests and their decisions
-(:mod:`~recallbench.store._shadow_tests_store`), feature flags
+(:mod:`~recallbench.store._shadow_tests_store`), their checkpoints
+(:mod:`~recallbench.store._shadow_checkpoints_store`), feature flags
 (:mod:`~recallbench.store._flags_store`), session outcomes
 (:mod:`~recallbench.store._sessions_store`), retention and row counts
 (:mod:`~recallbench.store._retention`). Every read and write is confined to the store's
@@ -22,12 +23,19 @@ from recallbench.store._flags_store import FlagStore
 from recallbench.store._query_log_store import QueryLogStore
 from recallbench.store._retention import RetentionStore
 from recallbench.store._sessions_store import SessionStore
+from recallbench.store._shadow_checkpoints_store import ShadowCheckpointStore
 from recallbench.store._shadow_runs_store import ShadowRunStore
 from recallbench.store._shadow_tests_store import ShadowTestStore
 
 
 class TelemetryStore(
-    QueryLogStore, ShadowRunStore, ShadowTestStore, FlagStore, SessionStore, RetentionStore
+    QueryLogStore,
+    ShadowRunStore,
+    ShadowTestStore,
+    ShadowCheckpointStore,
+    FlagStore,
+    SessionStore,
+    RetentionStore,
 ):
     """Query log, feedback and judgments, shadow runs and tests, feature flags and session
     outcomes of one workspace (mixed into ``Store``)."""
