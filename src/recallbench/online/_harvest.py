@@ -38,11 +38,14 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from itertools import compress
+from operator import itemgetter
 from typing import Any
 
 from recallbench.core import ConfigError, Dataset, Document, Query
 from recallbench.core._query_key import WITHHELD
 from recallbench.core._query_key import words as normalise
+from recallbench.store._query_log_store import logged_moment
 from recallbench.store._telemetry import FeedbackEvent, Judgment, QueryLogEntry
 
 RELEVANCE_THRESHOLD = 2
@@ -62,7 +65,7 @@ GRADE_RULES = {
 }
 
 
-@dataclass
+@dataclass(slots=True)
 class _Pooled:
     """One de-duplicated query and all the evidence about it."""
 
@@ -102,9 +105,10 @@ LoggedSearch = tuple[str, str, str | None, str | None, datetime, str, str]
 """What harvest reads of a logged query: (query_id, text, intent, category, created_at,
 results, texts), the last two as the store keeps them (JSON)."""
 
-ScannedSearch = tuple[str, str, str | None, datetime, str]
+ScannedSearch = tuple[str, str, str | None, str | datetime, str]
 """A logged query without its category and texts: (query_id, text, intent, created_at,
-results JSON) (``Store.query_log_scan``)."""
+results JSON) (``Store.query_log_scan``), created_at as the database returns it (text on
+SQLite)."""
 
 Details = Callable[[Sequence[str]], Mapping[str, tuple[str | None, str]]]
 """Query ids -> (category, texts JSON) of those logged queries (``Store.query_log_details``)."""
@@ -270,14 +274,7 @@ def harvest_scan(
     texts (most of its bytes: each row repeats the text of every memory it showed), then
     the texts and categories read for the sampled queries only (:func:`_fill_texts`)."""
     _check_sample(sample_per_intent)
-    logged = 0
-
-    def counted() -> Iterator[tuple[str, str, str | None, None, datetime, str, None]]:
-        nonlocal logged
-        for logged, (qid, text, intent, at, results) in enumerate(rows, start=1):  # noqa: B007
-            yield qid, text, intent, None, at, results, None
-
-    pooled = _pool_rows(counted())
+    pooled, logged = _pool_scan(rows)
     return _harvest(
         pooled,
         logged,
@@ -288,7 +285,51 @@ def harvest_scan(
         seed=seed,
         metadata=metadata,
         details=details,
+        logged_once=True,
     )
+
+
+def _pool_scan(rows: Iterable[ScannedSearch]) -> tuple[list[_Pooled], int]:
+    """:func:`_pool_rows` of a scan (no texts, no categories) and the number of rows,
+    with the work per row cut to a few look-ups (a log holds millions of rows, a few
+    thousand distinct texts, and each text's few distinct results): a row's text finds
+    its pooled query directly, and only the first row of a query has its created_at
+    converted (:func:`~recallbench.store._query_log_store.logged_moment`) and only the
+    first row with given results has them parsed."""
+    pooled: dict[str, _Pooled] = {}
+    of_text: dict[str, _Pooled | None] = {}  # None: a text without a word
+    wordless = 0
+    for query_id, text, intent, at, results in rows:
+        item = of_text.get(text)
+        if item is None:
+            if text in of_text:  # never a word
+                wordless += 1
+                continue
+            withheld = WITHHELD.fullmatch(text)
+            key = f"[{withheld.group(1)}]" if withheld else normalise(text)
+            if not key:
+                of_text[text] = None
+                wordless += 1
+                continue
+            item = pooled.get(key)
+            if item is None:
+                first = QueryLogEntry(
+                    query_id=query_id, text=text, created_at=logged_moment(at), intent=intent
+                )
+                item = pooled[key] = _Pooled(first)
+            of_text[text] = item
+        item.query_ids.append(query_id)
+        index = item.seen.get(results)
+        if index is None:  # results not pooled yet: their best ranks
+            index = item.seen[results] = len(item.result_sets)
+            docs = json.loads(results)
+            item.result_sets.append(frozenset(docs))
+            shown = item.shown
+            for rank, doc in enumerate(docs, start=1):
+                if shown.get(doc, rank) >= rank:
+                    shown[doc] = rank
+        item.row_results.append(index)
+    return list(pooled.values()), wordless + sum(len(item.query_ids) for item in pooled.values())
 
 
 def _fill_texts(chosen: Sequence[_Pooled], details: Details) -> None:
@@ -353,25 +394,15 @@ def _harvest(
     seed: int,
     metadata: Mapping[str, object] | None,
     details: Details | None = None,
+    logged_once: bool = False,
 ) -> tuple[Dataset, HarvestStats]:
+    """The dataset of ``pooled`` (:func:`_pool_rows`); ``logged_once``: each query id is
+    in one row (as a store keeps them), which :func:`_evidence_of_logged_ids` needs."""
     withheld = [item for item in pooled if WITHHELD.fullmatch(item.entry.text)]
-    hidden = {qid for item in withheld for qid in item.query_ids}
     withheld_ids = {id(item) for item in withheld}
     pooled_with_texts = [item for item in pooled if id(item) not in withheld_ids]
-    of_query = {qid: item for item in pooled_with_texts for qid in item.query_ids}
-    withheld_feedback = 0
-    for query_id, kind, doc_id in feedback:
-        item = of_query.get(query_id)
-        if item is not None:
-            if doc_id is not None:
-                item.events[doc_id].append(kind)
-        elif query_id in hidden:
-            withheld_feedback += 1
-    manual: dict[tuple[int, str], int] = {}
-    for judgment in judgments:
-        item = of_query.get(judgment.query_id)
-        if item is not None and judgment.source == "manual":
-            manual[(id(item), judgment.doc_id)] = judgment.grade
+    evidence = _evidence_of_logged_ids if logged_once else _evidence
+    manual, withheld_feedback = evidence(pooled_with_texts, withheld, feedback, judgments)
     chosen = _sample(pooled_with_texts, sample_per_intent, seed)
     if details is not None:
         _fill_texts(chosen, details)
@@ -397,19 +428,21 @@ def _harvest(
             without_evidence += 1
             continue
         query_id = f"h{len(queries) + 1:05d}"
-        queries.append(
-            Query(
-                id=query_id,
-                text=item.entry.text,
-                intent=item.entry.intent,
-                category=item.entry.category,
-                metadata={
-                    "logged_query_ids": list(item.query_ids),
-                    "first_logged": item.entry.created_at.isoformat(),
-                    "provenance": provenance,
-                },
-            )
+        query = Query(
+            id=query_id,
+            text=item.entry.text,
+            intent=item.entry.intent,
+            category=item.entry.category,
+            metadata={
+                "logged_query_ids": [],
+                "first_logged": item.entry.created_at.isoformat(),
+                "provenance": provenance,
+            },
         )
+        # the logged ids (millions of strings on a large log) are given to the query
+        # checked without them: checked one by one as JSON values, they cost seconds
+        logged_ids = {**query.metadata, "logged_query_ids": list(item.query_ids)}
+        queries.append(query.model_copy(update={"metadata": logged_ids}))
         qrels[query_id] = dict(sorted(graded.items()))
         harvested_ids += item.query_ids
     used = {doc for judged in qrels.values() for doc in judged}
@@ -447,6 +480,76 @@ def _harvest(
         qrels=qrels,
     )
     return dataset, stats
+
+
+def _evidence(
+    pooled: Sequence[_Pooled],
+    withheld: Sequence[_Pooled],
+    feedback: Iterable[tuple[str, str, str | None]],
+    judgments: Iterable[Judgment],
+) -> tuple[dict[tuple[int, str], int], int]:
+    """Each pooled query's feedback (its ``events``), the manual grades by (id of the
+    pooled query, memory id), and how many events are about the ``withheld`` queries."""
+    hidden = {qid for item in withheld for qid in item.query_ids}
+    of_query = {qid: item for item in pooled for qid in item.query_ids}
+    withheld_feedback = 0
+    for query_id, kind, doc_id in feedback:
+        item = of_query.get(query_id)
+        if item is not None:
+            if doc_id is not None:
+                item.events[doc_id].append(kind)
+        elif query_id in hidden:
+            withheld_feedback += 1
+    manual: dict[tuple[int, str], int] = {}
+    for judgment in judgments:
+        item = of_query.get(judgment.query_id)
+        if item is not None and judgment.source == "manual":
+            manual[(id(item), judgment.doc_id)] = judgment.grade
+    return manual, withheld_feedback
+
+
+def _evidence_of_logged_ids(
+    pooled: Sequence[_Pooled],
+    withheld: Sequence[_Pooled],
+    feedback: Iterable[tuple[str, str, str | None]],
+    judgments: Iterable[Judgment],
+) -> tuple[dict[tuple[int, str], int], int]:
+    """:func:`_evidence` when each query id is in one row: the events and judgments (few
+    next to the millions of logged ids) are gathered by query id, and each pooled query
+    looks its ids up among them, instead of a map of every logged id to its query being
+    built. A query's events come in another order (its ids', not the stream's): they are
+    only ever counted and sorted. The last manual judgment of a memory still wins."""
+    about: dict[str, list[tuple[str, str, str | None]]] = {}
+    for event in feedback:
+        events = about.get(event[0])
+        if events is None:
+            about[event[0]] = [event]
+        else:
+            events.append(event)
+    judged: dict[str, list[tuple[int, Judgment]]] = defaultdict(list)
+    for position, judgment in enumerate(judgments):
+        if judgment.source == "manual":
+            judged[judgment.query_id].append((position, judgment))
+    withheld_feedback = 0
+    for item in withheld:
+        ids = item.query_ids
+        withheld_feedback += sum(
+            len(about[qid]) for qid in compress(ids, map(about.__contains__, ids))
+        )
+    manual: dict[tuple[int, str], int] = {}
+    for item in pooled:
+        ids = item.query_ids
+        for qid in compress(ids, map(about.__contains__, ids)):
+            for _, kind, doc_id in about[qid]:
+                if doc_id is not None:
+                    item.events[doc_id].append(kind)
+        if judged:
+            hits = [
+                hit for qid in compress(ids, map(judged.__contains__, ids)) for hit in judged[qid]
+            ]
+            for _, judgment in sorted(hits, key=itemgetter(0)):
+                manual[(id(item), judgment.doc_id)] = judgment.grade
+    return manual, withheld_feedback
 
 
 def nothing_harvested(stats: HarvestStats, where: str) -> str:

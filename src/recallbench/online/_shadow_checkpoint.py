@@ -6,15 +6,16 @@ A checkpoint is the test's :class:`~recallbench.online._shadow_progress.Progress
 pairs up to ``covered_until`` (a settled moment: later pairs are added on the next read)
 with the store's **marks** when it was read:
 
-* the count and largest id of the shadow runs of the window up to ``covered_until``: a
-  pair inserted late into it (a proxy committing after the settle time) or deleted changes
-  them;
-* the largest feedback event and judgment ids, and the latest judgment's ``created_at``;
-  and the **late evidence** the progress took in: the feedback events and judgments about
-  its pairs with an id above ``mark - ID_LAG`` or (judgments, which a new label replaces in
-  place) stamped after ``latest - LABEL_LAG``. ``ID_LAG`` ids are read again because
-  PostgreSQL hands ids out at insert, not at commit: an event of a transaction still open
-  when the marks were read commits later with an id below them.
+* the largest shadow run, feedback event and judgment ids, and the latest judgment's
+  ``created_at``;
+* and what the progress took in above them (**late**): the pairs of its window with an id
+  above ``mark - ID_LAG`` (a pair inserted into the window after it settled, by a proxy
+  committing late), and the feedback events and judgments about its pairs with an id
+  above ``mark - ID_LAG`` or (judgments, which a new label replaces in place) stamped
+  after ``latest - LABEL_LAG``. On PostgreSQL ``ID_LAG`` ids are read
+  again because it hands ids out at insert, not at commit: an event of a transaction
+  still open when the marks were read commits later with an id below them (SQLite has one
+  writer at a time: its ids are in commit order).
 
 A checkpoint is used only when the same reads now find the same pairs and the same late
 evidence about its pairs; anything else (feedback or a label that came after a pair
@@ -23,9 +24,9 @@ the test from its first pair, as ``decide`` always did. So the decision is the o
 computed from scratch, to the bit (``tests/test_shadow_checkpoint.py`` draws streams and
 writes between reads). Deletions (``store prune``, a label withdrawn by adjudication or
 undone) clear the workspace's checkpoints; pairs and feedback events are never changed in
-place (a migration that changes them must delete the checkpoints). What is not seen: a judgment replaced in place by one stamped
-more than ``LABEL_LAG`` before the latest label, and more than ``ID_LAG`` events written
-while one transaction stayed open.
+place (a migration that changes them must delete the checkpoints). What is not seen: a
+judgment replaced in place by one stamped more than ``LABEL_LAG`` before the latest
+label, and more than ``ID_LAG`` events written while one transaction stayed open.
 
 The marks are read before the pairs and their evidence, so that anything written between
 the two is seen by the next read. A checkpoint is written when the test is rebuilt and
@@ -35,6 +36,7 @@ read-only store, a concurrent writer) costs only the next read its time.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from datetime import datetime, timedelta
@@ -46,8 +48,10 @@ from recallbench.core._query_key import query_key
 from recallbench.online._shadow_progress import Progress
 from recallbench.online._shadow_rule import GraduationRule
 from recallbench.online._shadow_score import score_test
+from recallbench.online._shadow_verdict import decision_from_json, decision_json, decision_of
 
 if TYPE_CHECKING:
+    from recallbench.online._shadow_decision import Decision
     from recallbench.store import ShadowTest, Store
     from recallbench.store._shadow_checkpoints_store import LateEvidence, ShadowCheckpoint
 
@@ -56,89 +60,116 @@ ID_LAG: Final = 10_000
 LABEL_LAG: Final = timedelta(seconds=60)
 """Judgments stamped this long before the latest one read again (labels replaced in place)."""
 REFRESH_PAIRS: Final = 1_000
+_AFTER: Final = ("pairs_after", "feedback_after", "judgments_after")
 """Pairs added since the checkpoint before a new one is written."""
 
 
-def stored_progress(
+def stored_decision(
     store: Store,
     test: ShadowTest,
     rule: GraduationRule,
     end: datetime,
     keys: Mapping[str, str] | None = None,
-) -> Progress:
-    """The progress of ``test`` over its pairs up to ``end``: its checkpoint's, when it
-    still holds, with the pairs since added (module docstring); ``keys``: query id -> query
-    unit key of the pairs (default: :func:`unit_keys`)."""
+    read: dict[tuple[Any, ...], LateEvidence] | None = None,
+    sampled: tuple[int, int] | None = None,
+) -> Decision:
+    """The decision (:func:`~recallbench.online._shadow_verdict.decision_of`) on the
+    progress of ``test`` over its pairs up to ``end``: its checkpoint's, when it still
+    holds, with the pairs since added (module docstring); ``keys``: query id -> query unit
+    key of the pairs (default: :func:`unit_keys`); ``read``: late evidence already read by
+    this command, by its bounds (tests checked together read it once); ``sampled``: the
+    sampling SRM's counts."""
     since = test.started_at
-    feedback_mark, label_mark, latest = store.evidence_marks()
+    lag = 0 if store.url.startswith("sqlite") else ID_LAG  # SQLite commits in id order
+    pair_mark, feedback_mark, label_mark, latest = store.evidence_marks()
     marks: dict[str, Any] = {
         "since": since.isoformat(),
-        "feedback_after": feedback_mark - ID_LAG,
-        "judgments_after": label_mark - ID_LAG,
+        "rule": json.loads(json.dumps(rule.to_dict())),  # as read back
+        "pairs_after": pair_mark - lag,
+        "feedback_after": feedback_mark - lag,
+        "judgments_after": label_mark - lag,
         "labelled_from": None if latest is None else (latest - LABEL_LAG).isoformat(),
     }
     checkpoint = store.shadow_checkpoint(test.id)
     if checkpoint is not None and checkpoint.covered_until > end:
         checkpoint = None  # a decision at an earlier moment: from scratch, nothing kept
     lowest = [marks] + ([checkpoint.marks] if checkpoint is not None else [])
-    evidence = store.late_evidence(
-        since,
-        end,
-        min(int(m.get("feedback_after", 0)) for m in lowest),
-        min(int(m.get("judgments_after", 0)) for m in lowest),
+    pairs_after, feedback_after, judgments_after = (
+        min(int(m.get(name, 0)) for m in lowest) for name in _AFTER
+    )
+    bounds = (
+        pairs_after,
+        feedback_after,
+        judgments_after,
         _earliest(m.get("labelled_from") for m in lowest),
     )
-    progress = None
-    if checkpoint is not None and _holds(store, checkpoint, since, evidence):
-        progress = Progress.load(rule, checkpoint.progress)
-    after = checkpoint.covered_until if progress is not None and checkpoint is not None else None
-    marks["pairs"] = list(store.shadow_run_marks(since, end))
-    marks.update(_late(evidence, marks, end))
+    read = {} if read is None else read
+    if bounds not in read:
+        read[bounds] = store.late_evidence(*bounds)
+    evidence = read[bounds]
+    holds = checkpoint is not None and _holds(checkpoint, marks, evidence)
+    after = checkpoint.covered_until if holds and checkpoint is not None else None
+    marks.update(_late(evidence, marks, since, end))
     rows, scores = score_test(store, test, end, after=after)
-    if keys is None:
-        keys = unit_keys(store, test, rows, end)
+    if holds and checkpoint is not None and not rows and sampled is None:
+        kept = checkpoint.marks.get("decision")  # nothing added: the decision it gave
+        if isinstance(kept, str):
+            return decision_from_json(kept)
+    progress = Progress.load(rule, checkpoint.progress) if holds and checkpoint else None
+    if progress is None and after is not None:  # the kept one unreadable: every pair again
+        rows, scores = score_test(store, test, end)
     rebuilt = progress is None
     if progress is None:
         progress = Progress.start(rule)
-    progress.add(rows, scores, keys)
+    progress.add(rows, scores, unit_keys(store, test, rows, end) if keys is None else keys)
+    decision = decision_of(progress, sampled)
     if rebuilt or len(rows) >= REFRESH_PAIRS:
+        plain = decision if sampled is None else decision_of(progress, None)
+        marks["decision"] = decision_json(plain)
         with suppress(SQLAlchemyError, OSError):  # a cache: the next read rebuilds
             store.put_shadow_checkpoint(test.id, end, marks, progress.dump())
-    return progress
+    return decision
 
 
-def _holds(
-    store: Store, checkpoint: ShadowCheckpoint, since: datetime, evidence: LateEvidence
-) -> bool:
+def _holds(checkpoint: ShadowCheckpoint, now: Mapping[str, Any], evidence: LateEvidence) -> bool:
     """Whether the store still holds what ``checkpoint`` was computed from (module
-    docstring)."""
+    docstring): the same test and rule, the same late pairs, feedback and labels about the
+    pairs it covers."""
     marks = checkpoint.marks
-    covered = checkpoint.covered_until
-    if marks.get("since") != since.isoformat():
+    if any(marks.get(name) != now[name] for name in ("since", "rule")):
         return False
-    if list(store.shadow_run_marks(since, covered)) != marks.get("pairs"):
+    if any(name not in marks for name in _AFTER):
         return False
-    return _late(evidence, marks, covered) == {
-        "late_feedback": marks.get("late_feedback"),
-        "late_judgments": marks.get("late_judgments"),
-    }
+    since = datetime.fromisoformat(now["since"])
+    late = _late(evidence, marks, since, checkpoint.covered_until)
+    return all(late[name] == marks.get(name) for name in late)
 
 
-def _late(evidence: LateEvidence, marks: Mapping[str, Any], until: datetime) -> dict[str, Any]:
-    """The late evidence about the pairs up to ``until`` by the marks' bounds (JSON)."""
-    feedback_after, judgments_after = marks["feedback_after"], marks["judgments_after"]
+def _late(
+    evidence: LateEvidence, marks: Mapping[str, Any], since: datetime, until: datetime
+) -> dict[str, Any]:
+    """The late pairs, feedback and labels about the pairs of ``since`` to ``until`` by the
+    marks' bounds (JSON)."""
     labelled = marks["labelled_from"]
     labelled_from = None if labelled is None else datetime.fromisoformat(labelled)
+    pairs = sorted(
+        pair for at, pair in evidence.pairs if since <= at <= until and pair > marks["pairs_after"]
+    )
     feedback = sorted(
-        event for at, event in evidence.feedback if at <= until and event > feedback_after
+        event
+        for at, event in evidence.feedback
+        if since <= at <= until and event > marks["feedback_after"]
     )
     judgments = sorted(
         [label, stamped.isoformat(), grade, source]
         for at, label, stamped, grade, source in evidence.judgments
-        if at <= until
-        and (label > judgments_after or (labelled_from is not None and stamped >= labelled_from))
+        if since <= at <= until
+        and (
+            label > marks["judgments_after"]
+            or (labelled_from is not None and stamped >= labelled_from)
+        )
     )
-    return {"late_feedback": feedback, "late_judgments": judgments}
+    return {"late_pairs": pairs, "late_feedback": feedback, "late_judgments": judgments}
 
 
 def _earliest(moments: Any) -> datetime | None:

@@ -49,8 +49,9 @@ def shadow_statuses(store: Store, name: str | None = None) -> list[ShadowStatus]
     from recallbench.online._shadow_decide import decide_test
 
     tests = [find_test(store, name)] if name else store.shadow_tests()
+    read: dict[tuple[Any, ...], Any] = {}  # the late evidence, read once for every test
     return [
-        ShadowStatus(test, decide_test(store, test), session_outcomes(store, test))
+        ShadowStatus(test, decide_test(store, test, read=read), session_outcomes(store, test))
         for test in tests
     ]
 

@@ -27,8 +27,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from scipy import stats
-
 from recallbench.core._errors import ConfigError
 from recallbench.stats._sprt import is_int
 
@@ -94,6 +92,8 @@ def sample_ratio_check(
     if total == 0:
         statistic, pvalue = 0.0, 1.0
     else:
+        from scipy import stats  # here: importing scipy.stats costs 0.7 s a command
+
         result = stats.chisquare([int(c) for c in counts], f_exp=expected)
         statistic, pvalue = float(result.statistic), float(result.pvalue)
     return SrmResult(

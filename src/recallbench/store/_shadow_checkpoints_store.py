@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, delete, func, or_, select
 
 from recallbench.store._engine import transaction
+from recallbench.store._rows import chunks
 from recallbench.store._statements import mine
 from recallbench.store._tables import feedback_events, judgments, shadow_checkpoints, shadow_runs
 
@@ -34,9 +35,11 @@ class ShadowCheckpoint:
 
 @dataclass(frozen=True, slots=True)
 class LateEvidence:
-    """Feedback events and judgments about pairs of a window, newer than given marks, each
-    led by the ``created_at`` of the pair it is about."""
+    """Shadow runs, and feedback events and judgments about them, newer than given marks,
+    each led by the ``created_at`` of its pair."""
 
+    pairs: list[tuple[datetime, int]]
+    """(created_at, id) of the shadow runs themselves"""
     feedback: list[tuple[datetime, int]]
     """(pair's created_at, event id)"""
     judgments: list[tuple[datetime, int, datetime, int, str]]
@@ -89,22 +92,14 @@ class ShadowCheckpointStore:
             )
             connection.execute(shadow_checkpoints.insert(), [row])
 
-    def shadow_run_marks(self, since: datetime, until: datetime) -> tuple[int, int]:
-        """(count, largest id) of the shadow runs with ``since <= created_at <= until``, of
-        every profile: what a checkpoint covering them saw (0, 0 without one)."""
-        c = shadow_runs.c
-        query = select(func.count(), func.max(c.id)).where(
-            mine(shadow_runs, self.workspace), c.created_at >= since, c.created_at <= until
-        )
+    def evidence_marks(self) -> tuple[int, int, int, datetime | None]:
+        """(largest shadow run id, largest feedback event id, largest judgment id, latest
+        judgment ``created_at``) of the workspace (0 and None where there are none)."""
+        s, f, j = shadow_runs.c, feedback_events.c, judgments.c
         with transaction(self._engine) as connection:
-            count, largest = connection.execute(query).one()
-        return int(count), int(largest or 0)
-
-    def evidence_marks(self) -> tuple[int, int, datetime | None]:
-        """(largest feedback event id, largest judgment id, latest judgment ``created_at``)
-        of the workspace (0, 0, None when there are none)."""
-        f, j = feedback_events.c, judgments.c
-        with transaction(self._engine) as connection:
+            pairs = connection.execute(
+                select(func.max(s.id)).where(mine(shadow_runs, self.workspace))
+            ).scalar()
             feedback = connection.execute(
                 select(func.max(f.id)).where(mine(feedback_events, self.workspace))
             ).scalar()
@@ -117,45 +112,61 @@ class ShadowCheckpointStore:
             latest = datetime.fromisoformat(latest)
         if latest is not None and latest.tzinfo is None:
             latest = latest.replace(tzinfo=UTC)
-        return int(feedback or 0), int(labelled or 0), latest
+        return int(pairs or 0), int(feedback or 0), int(labelled or 0), latest
 
     def late_evidence(
         self,
-        since: datetime,
-        until: datetime,
+        pairs_after: int,
         feedback_after: int,
         judgments_after: int,
         labelled_from: datetime | None,
     ) -> LateEvidence:
-        """The feedback events with ``id > feedback_after`` and the judgments with ``id >
-        judgments_after`` or ``created_at >= labelled_from`` (a label changed in place keeps
-        its id) about the shadow runs with ``since <= created_at <= until``."""
-        f, j, s = feedback_events.c, judgments.c, shadow_runs.c
-        window = (s.created_at >= since, s.created_at <= until)
-        feedback = (
+        """The shadow runs with ``id > pairs_after``, and the feedback events with ``id >
+        feedback_after`` and the judgments with ``id > judgments_after`` or ``created_at >=
+        labelled_from`` (a label changed in place keeps its id) about shadow runs, of any
+        window (one read serves every test)."""
+        s, f, j = shadow_runs.c, feedback_events.c, judgments.c
+        ours = mine(shadow_runs, self.workspace)
+        pairs = select(s.created_at, s.id).where(ours, s.id > pairs_after)
+        events = (
             select(s.created_at, f.id)
-            .join_from(
-                feedback_events,
-                shadow_runs,
-                (s.workspace_id == f.workspace_id) & (s.query_id == f.query_id),
-            )
-            .where(mine(feedback_events, self.workspace), f.id > feedback_after, *window)
+            .select_from(feedback_events)
+            .join(shadow_runs, (s.workspace_id == f.workspace_id) & (s.query_id == f.query_id))
+            .where(mine(feedback_events, self.workspace), f.id > feedback_after)
         )
         newer = j.id > judgments_after
         changed = newer if labelled_from is None else or_(newer, j.created_at >= labelled_from)
         labels = (
             select(s.created_at, j.id, j.created_at, j.grade, j.source)
-            .join_from(
-                judgments,
-                shadow_runs,
-                (s.workspace_id == j.workspace_id) & (s.query_id == j.query_id),
-            )
-            .where(mine(judgments, self.workspace), changed, *window)
+            .select_from(judgments)
+            .join(shadow_runs, (s.workspace_id == j.workspace_id) & (s.query_id == j.query_id))
+            .where(mine(judgments, self.workspace), changed)
         )
         with transaction(self._engine) as connection:
-            events = [(at, int(event)) for at, event in connection.execute(feedback)]
-            judged = [
+            found_pairs = [(at, int(pair)) for at, pair in connection.execute(pairs)]
+            if connection.dialect.name == "sqlite":
+                # its planner walks every pair for the join: the few events first instead
+                recent = select(f.query_id, f.id).where(
+                    mine(feedback_events, self.workspace), f.id > feedback_after
+                )
+                rows = connection.execute(recent).all()
+                moments = self._pair_moments(connection, [str(row[0]) for row in rows])
+                found_events = [(moments[q], int(e)) for q, e in rows if q in moments]
+            else:
+                found_events = [(at, int(event)) for at, event in connection.execute(events)]
+            found_labels = [
                 (at, int(label), stamped, int(grade), str(source))
                 for at, label, stamped, grade, source in connection.execute(labels)
             ]
-        return LateEvidence(events, judged)
+        return LateEvidence(found_pairs, found_events, found_labels)
+
+    def _pair_moments(self, connection: Connection, query_ids: list[str]) -> dict[str, datetime]:
+        """Query id -> ``created_at`` of its shadow run, for those that have one."""
+        c = shadow_runs.c
+        moments: dict[str, datetime] = {}
+        for part in chunks(query_ids):
+            query = select(c.query_id, c.created_at).where(
+                mine(shadow_runs, self.workspace), c.query_id.in_(part)
+            )
+            moments.update({str(qid): at for qid, at in connection.execute(query)})
+        return moments
