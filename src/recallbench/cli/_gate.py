@@ -214,10 +214,11 @@ def _job_summary(markdown: str) -> None:
 
 
 def _accept(report: Report, store_url: str | None, console: Console) -> None:
+    from recallbench.report._run_statistics import record_run
     from recallbench.store import open_store
 
     with open_store(store_url) as store:
-        stored = stored_run(store, report) or store.record(report)
+        stored = stored_run(store, report) or record_run(store, report)
         store.accept(stored.id)
         console.print(
             f"accepted run #{stored.id} in {store.url}: later runs of {report.system.system} "
@@ -256,12 +257,13 @@ def accept(run: str, out_path: Path, store_url: str | None) -> None:
     Writes the baseline file, and marks the run accepted in the history store, so that it
     also counts in the rolling baseline.
     """
+    from recallbench.report._run_statistics import record_run
     from recallbench.store import open_store
 
     if Path(run).exists():
         report = read_report(Path(run))
         with open_store(store_url) as store:
-            stored = stored_run(store, report) or store.record(report, source=run)
+            stored = stored_run(store, report) or record_run(store, report, source=run)
             store.accept(stored.id)
         write_baseline(out_path, baseline_from_report(report, run))
     elif run.lstrip("#").isdigit():

@@ -16,9 +16,7 @@ from recallbench.cli._errors import reports_errors
 from recallbench.cli._options import measures_option, store_option, workspace_option
 
 if TYPE_CHECKING:
-    from recallbench.report._changes import Change, SeriesStatistics
-    from recallbench.report._intervals import Scale
-    from recallbench.report._model import Interval
+    from recallbench.report._changes import Change, RunInterval, SeriesStatistics
     from recallbench.store import StoredRun
 
 BARS = "▁▂▃▄▅▆▇█"
@@ -111,7 +109,7 @@ def history(
     (`recallbench judge`) are listed below the trend with the judge, its labels, its failure
     rate and its cost.
     """
-    from recallbench.report._changes import series_statistics
+    from recallbench.report._run_statistics import history_scales, stored_series_statistics
     from recallbench.store import open_store
 
     wanted = _canonical(measure_names)
@@ -121,14 +119,14 @@ def history(
         series: dict[tuple[str, str], list[StoredRun]] = {}
         for run in runs:  # newest first
             series.setdefault((run.system, run.dataset_sha256), []).append(run)
-        found = iter(store.query_value_arrays(runs))  # every shown run's, at once
-        arrays = {run.id: next(found) for run in runs}
-        shown: list[tuple[list[StoredRun], SeriesStatistics]] = []
-        for newest_first in series.values():
-            oldest_first = newest_first[::-1]
-            scales = _scales(wanted or list(oldest_first[-1].means))
-            values = [arrays[run.id] for run in oldest_first]
-            shown.append((oldest_first, series_statistics(values, scales)))
+        oldest = [newest_first[::-1] for newest_first in series.values()]
+        # every series' statistics at once: kept in the store, computed where they are not
+        found = stored_series_statistics(
+            store, oldest, [history_scales(wanted or list(each[-1].means)) for each in oldest]
+        )
+        shown: list[tuple[list[StoredRun], SeriesStatistics]] = list(
+            zip(oldest, found, strict=True)
+        )
     console = make_console()
     if not runs:
         filtered = " matching these filters" if system or dataset else ""
@@ -154,21 +152,6 @@ def _canonical(names: tuple[str, ...]) -> list[str]:
     from recallbench.measures import parse_measures
 
     return [str(measure) for measure in parse_measures(names)]
-
-
-def _scales(names: list[str]) -> dict[str, Scale | str]:
-    """How each measure's mean is resampled (see ``interval_scale``), by its name."""
-    from recallbench.core._errors import RecallbenchError
-    from recallbench.measures import parse_measures
-    from recallbench.report._intervals import interval_scale
-
-    scales: dict[str, Scale | str] = {}
-    for name in names:
-        try:
-            scales[name] = interval_scale(parse_measures([name])[0])
-        except RecallbenchError:  # a measure of a plugin no longer installed
-            scales[name] = "an unknown measure: no interval"
-    return scales
 
 
 def _render(
@@ -285,7 +268,7 @@ def _render_runs(runs: list[StoredRun], statistics: SeriesStatistics, console: C
     )
 
 
-def _bounds(interval: Interval | None) -> str:
+def _bounds(interval: RunInterval | None) -> str:
     if interval is None or interval.low is None or interval.high is None:
         return "—"
     return f"{interval.low:.4f}–{interval.high:.4f}" + ("*" if interval.small else "")

@@ -375,9 +375,11 @@ def record_history(
 def _record_in(
     store: Store, reports: list[Report], console: Console, folders: Sequence[Path] | None = None
 ) -> None:
+    from recallbench.report._run_statistics import record_run
+
     sources = [str(f.resolve()) for f in folders] if folders else [None] * len(reports)
-    ids = [
-        store.record(report, source=source).id
+    ids = [  # each with its statistics, which `history` then reads rather than computes
+        record_run(store, report, source=source).id
         for report, source in zip(reports, sources, strict=True)
     ]
     console.print(

@@ -4,8 +4,16 @@ changes between consecutive runs are significant.
 Each change is tested on the queries both runs scored: the two-sided paired randomisation
 test of `compare` (random sign flips of the per-query differences; Fisher 1935, Smucker et
 al. 2007), Holm-corrected over every change of the series (Holm 1979), significant when the
-adjusted p is below ``alpha``. Changes with the same number of paired queries share the sign
-flips, so twenty runs of 10,000 queries take one vectorised pass.
+adjusted p is below ``alpha``.
+
+Each run's interval and each change's raw test are computed alone (:func:`run_interval`,
+:func:`change_test`), never stacked with other runs' values: a resampled mean is a matrix
+product whose last bits depend on how many rows it has, and a mean that ties with the
+observed one (values of two decimals do) moves a BCa interval by those bits. So a run's
+statistics depend on its own values (and its predecessor's, for the change) alone, and
+the store can keep them (``report._run_statistics``): `history` reads a long trend instead
+of resampling it, with the same numbers to the bit. Holm's correction is applied when the
+series is read (:func:`combine`): it depends on which changes are shown.
 """
 
 from __future__ import annotations
@@ -17,10 +25,8 @@ from itertools import pairwise
 import numpy as np
 
 from recallbench.measures._trec_extra import MIN_GEO_MEAN
-from recallbench.report._intervals import FloatArray, IntervalSettings, Scale, intervals
-from recallbench.report._model import Interval
+from recallbench.report._intervals import FloatArray, IntervalSettings, Scale
 from recallbench.stats._multiple import adjust
-from recallbench.stats._resampling import seeded_randomisation_pvalues
 from recallbench.store._store import QueryValueArrays
 
 QueryValues = Mapping[str, Mapping[str, float | None]]
@@ -28,6 +34,11 @@ QueryValues = Mapping[str, Mapping[str, float | None]]
 
 TEST_RESAMPLES = 10_000
 """Sign flips per test, as `compare`'s default."""
+
+STATISTICS_VERSION = 1
+"""Of how a run's interval and its change's test are computed: part of the key of the
+statistics the store keeps (:func:`statistics_key`). Raise it with any change to that
+computation that can change a bit of its results, so that stored ones are not read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,14 +57,129 @@ class Change:
 
 
 @dataclass(frozen=True, slots=True)
+class RunInterval:
+    """One run's interval of one measure: the fields of ``report.Interval``, without
+    its model (`history` reads thousands of them from the store)."""
+
+    n: int
+    """Queries the mean takes."""
+    low: float | None = None
+    high: float | None = None
+    small: bool = False
+    """n below the settings' ``small_n``: the interval tends to be too narrow."""
+    reason: str | None = None
+    """Why there is no interval."""
+
+
+@dataclass(frozen=True, slots=True)
+class RawChange:
+    """A change's test before Holm's correction: what the store keeps of it."""
+
+    n: int
+    delta: float | None
+    p: float | None
+
+
+@dataclass(frozen=True, slots=True)
 class SeriesStatistics:
-    intervals: dict[str, list[Interval]]
+    intervals: dict[str, list[RunInterval]]
     """Measure -> each run's interval, oldest first."""
     changes: dict[str, list[Change]]
     """Measure -> the change into each run after the first."""
     alpha: float
     method: str
     """The test in words."""
+
+
+def statistics_key(scale: Scale | str, settings: IntervalSettings) -> str:
+    """What a run's statistics of a measure depend on besides its values, as text: the
+    computation's version, the measure's scale (or why it has no interval) and the
+    interval's and the test's settings. The store's rows are read by it."""
+    return (
+        f"v{STATISTICS_VERSION} {settings.method} level={settings.level!r} "
+        f"resamples={settings.resamples} seed={settings.seed} small_n={settings.small_n} "
+        f"test_resamples={TEST_RESAMPLES} scale={scale}"
+    )
+
+
+def run_interval(
+    run: QueryValueArrays, measure: str, scale: Scale | str, settings: IntervalSettings
+) -> RunInterval:
+    """The interval of one run's mean of ``measure``, from its values alone."""
+    return run_intervals([(run, measure, scale)], settings)[0]
+
+
+def run_intervals(
+    items: Sequence[tuple[QueryValueArrays, str, Scale | str]], settings: IntervalSettings
+) -> list[RunInterval]:
+    """:func:`run_interval` of each (run, measure, scale), each computed alone; those of
+    equal size one after the other, so that they reuse the drawn resamples."""
+    from recallbench.report._intervals import intervals
+
+    rows = []
+    for run, measure, scale in items:
+        column = _column(run, measure)
+        rows.append((scale, column[~np.isnan(column)]))
+    out: list[RunInterval | None] = [None] * len(rows)
+    for index in sorted(range(len(rows)), key=lambda i: rows[i][1].size):
+        (made,) = intervals([rows[index]], settings)
+        out[index] = RunInterval(made.n, made.low, made.high, made.small, made.reason)
+    return [interval for interval in out if interval is not None]
+
+
+def change_test(
+    older: QueryValueArrays, newer: QueryValueArrays, measure: str, scale: Scale | str, seed: int
+) -> RawChange:
+    """The raw test of the change of ``measure`` from ``older`` to ``newer``, alone."""
+    return change_tests([(older, newer, measure, scale)], seed)[0]
+
+
+def change_tests(
+    items: Sequence[tuple[QueryValueArrays, QueryValueArrays, str, Scale | str]], seed: int
+) -> list[RawChange]:
+    """:func:`change_test` of each (older, newer, measure, scale), each computed alone;
+    those of equal size one after the other, so that they reuse the drawn sign flips."""
+    pairs = [_differences(older, newer, measure, scale) for older, newer, measure, scale in items]
+    out: list[RawChange | None] = [None] * len(pairs)
+    for index in sorted(range(len(pairs)), key=lambda i: pairs[i].size):
+        d, scale = pairs[index], items[index][3]
+        out[index] = RawChange(
+            n=d.size,
+            delta=float(d.mean()) if d.size else None,
+            p=_pvalue(d, seed) if d.size >= 2 and scale in ("mean", "geometric") else None,
+        )
+    return [change for change in out if change is not None]
+
+
+def combine(
+    intervals: dict[str, list[RunInterval]],
+    raw: Mapping[str, Sequence[RawChange]],
+    seed: int,
+    alpha: float = 0.05,
+) -> SeriesStatistics:
+    """A series' statistics from its runs' intervals and its changes' raw tests (per
+    measure, oldest first): the p-values Holm-corrected over every change of the series."""
+    flat = [change for measure in intervals for change in raw.get(measure, [])]
+    held = adjust([change.p for change in flat], "holm")
+    corrected = iter(
+        Change(
+            n=change.n,
+            delta=change.delta,
+            p=change.p,
+            p_holm=q,
+            significant=q is not None and q < alpha,
+        )
+        for change, q in zip(flat, held, strict=True)
+    )
+    changes = {m: [next(corrected) for _ in raw.get(m, [])] for m in intervals}
+    method = (
+        "two-sided paired randomisation test on the queries both runs scored (random sign "
+        f"flips, {TEST_RESAMPLES:,} resamples, seed {seed}; exact when 2^n is "
+        "smaller; Fisher 1935, Smucker et al. 2007), Holm-corrected over the "
+        f"{sum(change.p is not None for change in flat)} changes of the series (Holm 1979), "
+        f"significant at {alpha:g}"
+    )
+    return SeriesStatistics(intervals, changes, alpha, method)
 
 
 def series_statistics(
@@ -66,44 +192,23 @@ def series_statistics(
 
     A run's values come as a mapping (query -> measure -> value) or, faster for long
     series, as the store's arrays (``Store.query_value_arrays``); both give one result.
-    Series are resampled one at a time, not stacked together: a resampled mean is a matrix
-    product whose last bits depend on how many rows it has, and a mean that ties with the
-    observed one (values of two decimals do) moves a BCa interval by those bits."""
+    Every interval and test is computed alone (see the module's docstring), as the store
+    keeps them: ``report._run_statistics`` gives the same numbers from the store."""
     settings = settings or IntervalSettings()
     arrays = [run if isinstance(run, QueryValueArrays) else _arrays(run) for run in runs]
-    rows: list[tuple[Scale | str, FloatArray]] = []
-    for measure, scale in scales.items():
-        for run in arrays:
-            column = _column(run, measure)
-            rows.append((scale, column[~np.isnan(column)]))
-    found = iter(intervals(rows, settings))
-    by_measure = {measure: [next(found) for _ in runs] for measure in scales}
-    pairs: list[FloatArray] = []
-    for measure, scale in scales.items():
-        for older, newer in pairwise(arrays):
-            pairs.append(_differences(older, newer, measure, scale))
-    raw = _pvalues(pairs, [scales[m] for m in scales for _ in runs[1:]], settings.seed)
-    held = adjust(raw, "holm")
-    flat = [
-        Change(
-            n=d.size,
-            delta=float(d.mean()) if d.size else None,
-            p=p,
-            p_holm=q,
-            significant=q is not None and q < alpha,
-        )
-        for d, p, q in zip(pairs, raw, held, strict=True)
-    ]
-    steps = max(len(runs) - 1, 0)
-    changes = {m: flat[i * steps : (i + 1) * steps] for i, m in enumerate(scales)}
-    method = (
-        "two-sided paired randomisation test on the queries both runs scored (random sign "
-        f"flips, {TEST_RESAMPLES:,} resamples, seed {settings.seed}; exact when 2^n is "
-        "smaller; Fisher 1935, Smucker et al. 2007), Holm-corrected over the "
-        f"{sum(p is not None for p in raw)} changes of the series (Holm 1979), "
-        f"significant at {alpha:g}"
+    found = iter(
+        run_intervals([(run, m, scale) for m, scale in scales.items() for run in arrays], settings)
     )
-    return SeriesStatistics(by_measure, changes, alpha, method)
+    by_measure = {measure: [next(found) for _ in arrays] for measure in scales}
+    steps = list(pairwise(arrays))
+    tested = iter(
+        change_tests(
+            [(older, newer, m, scale) for m, scale in scales.items() for older, newer in steps],
+            settings.seed,
+        )
+    )
+    raw = {measure: [next(tested) for _ in steps] for measure in scales}
+    return combine(by_measure, raw, settings.seed, alpha)
 
 
 def _arrays(values: QueryValues) -> QueryValueArrays:
@@ -138,17 +243,10 @@ def _differences(
     return data[:, 1] - data[:, 0]
 
 
-def _pvalues(pairs: Sequence[FloatArray], scales: Sequence[str], seed: int) -> list[float | None]:
-    """Randomisation p-values, changes with the same n tested together."""
-    out: list[float | None] = [None] * len(pairs)
-    by_length: dict[int, list[int]] = {}
-    for index, (d, scale) in enumerate(zip(pairs, scales, strict=True)):
-        if d.size >= 2 and scale in ("mean", "geometric"):
-            by_length.setdefault(d.size, []).append(index)
-    for n, indices in sorted(by_length.items()):
-        differences = np.array([pairs[i] for i in indices]).reshape(-1, n)
-        # the randomisation stream of `compare` for the same seed
-        p, _exact = seeded_randomisation_pvalues(differences, TEST_RESAMPLES, seed)
-        for row, index in enumerate(indices):
-            out[index] = float(p[row])
-    return out
+def _pvalue(differences: FloatArray, seed: int) -> float:
+    """The randomisation p-value of one change's differences (the randomisation stream of
+    `compare` for the same seed), tested alone."""
+    from recallbench.stats._resampling import seeded_randomisation_pvalues
+
+    p, _exact = seeded_randomisation_pvalues(differences.reshape(1, -1), TEST_RESAMPLES, seed)
+    return float(p[0])

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,13 +24,16 @@ from recallbench.measures import Measure
 from recallbench.measures._trec_extra import MIN_GEO_MEAN
 from recallbench.measures.bpref import GeometricBPref
 from recallbench.measures.gm_map import GeometricMAP
-from recallbench.report._model import SMALL_N, Bootstrap, Interval
 from recallbench.stats._resampling import (
     INTERVAL_NAMES,
     IntervalMethod,
     check_resamples,
 )
 from recallbench.stats._resampling import mean_intervals as stats_mean_intervals
+
+if TYPE_CHECKING:  # the report's models (pydantic) are imported where they are made:
+    # `history` reads intervals kept in the store without them
+    from recallbench.report._model import Bootstrap, Interval
 
 FloatArray = NDArray[np.float64]
 Scale = Literal["mean", "geometric"]
@@ -41,6 +44,10 @@ RESAMPLES = 2_000
 for the endpoints of a percentile or BCa interval; more only slows a 10,000-query report."""
 
 NO_QUERIES_REASON = "fewer than 2 queries: no spread to resample"
+
+SMALL_N: Final = 30
+"""``report._model.SMALL_N`` (a test holds them equal), the default of
+:attr:`IntervalSettings.small_n`, here so that the settings need not import the models."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +64,8 @@ class IntervalSettings:
         check_resamples(self.resamples, self.level)
 
     def describe(self) -> Bootstrap:
+        from recallbench.report._model import Bootstrap
+
         return Bootstrap(
             method=self.method,
             level=self.level,
@@ -113,6 +122,8 @@ def intervals(
     logs, transformed back: percentile and BCa intervals respect monotone transformations
     (Efron & Tibshirani 1993, sec. 13.6 and 14.3).
     """
+    from recallbench.report._model import Interval
+
     samples: list[FloatArray] = []
     for scale, values in rows:
         data = np.asarray(values, dtype=np.float64)

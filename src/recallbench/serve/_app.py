@@ -145,7 +145,7 @@ class Dashboard:
     # -- pages ------------------------------------------------------------------------
 
     def home(self, request: Request) -> Response:
-        data = _views.history(self.store)
+        data = _views.history(self.store, _page(request))
         charts = {s["id"]: s["chart"] for s in data["series"]}
         return self.page(request, "home.html.j2", charts=_views.chart_json(charts), **data)
 

@@ -13,34 +13,22 @@ from sqlalchemy import Integer, cast, func, select
 
 # imported with the dashboard, not by the first request to its home page
 from recallbench.report._changes import series_statistics
+from recallbench.report._run_statistics import history_scales as _scales
+from recallbench.report._run_statistics import stored_series_statistics
 from recallbench.store._engine import transaction
 from recallbench.store._tables import ab_tests, eval_queries, shadow_runs
 
 if TYPE_CHECKING:
     from recallbench.core import Dataset
-    from recallbench.report._intervals import Scale
     from recallbench.store import Store, StoredRun
 
 SERIES_RUNS = 20
 """Newest runs per series in the trend (as `recallbench history`)."""
+RUNS_PAGE = 50
+"""Runs per page of the home page's list of all runs."""
 CHART_MEASURES = 6
 """Measures drawn in a series' trend chart (all are in its table)."""
 RESAMPLES = 10_000
-
-
-def _scales(names: list[str]) -> dict[str, Scale | str]:
-    """How each measure's mean is resampled, by name (as `recallbench history`)."""
-    from recallbench.core._errors import RecallbenchError
-    from recallbench.measures import parse_measures
-    from recallbench.report._intervals import interval_scale
-
-    scales: dict[str, Scale | str] = {}
-    for name in names:
-        try:
-            scales[name] = interval_scale(parse_measures([name])[0])
-        except RecallbenchError:  # a plugin's measure no longer installed
-            scales[name] = "an unknown measure: no interval"
-    return scales
 
 
 def run_summary(run: StoredRun) -> dict[str, Any]:
@@ -52,22 +40,24 @@ def run_summary(run: StoredRun) -> dict[str, Any]:
     return fields
 
 
-def history(store: Store) -> dict[str, Any]:
-    """Every series (one system on one dataset fingerprint): its runs, oldest first, and
-    per measure the means, each run's interval and the test of each change."""
-    runs = store.runs()
+def history(store: Store, page: int = 0) -> dict[str, Any]:
+    """Every series (one system on one dataset fingerprint): its newest runs, oldest first,
+    and per measure the means, each run's interval and the test of each change; and a page
+    of all runs, newest first (``RUNS_PAGE`` a page: a store holds thousands)."""
     grouped: dict[tuple[str, str], list[StoredRun]] = {}
-    for run in runs:  # newest first
+    for run in store.runs(per_series=SERIES_RUNS):  # newest first
         grouped.setdefault((run.system, run.dataset_sha256), []).append(run)
-    shown = [run for newest_first in grouped.values() for run in newest_first[:SERIES_RUNS]]
-    values = iter(store.query_value_arrays(shown))  # every shown run's, at once
-    arrays = {run.id: next(values) for run in shown}
+    sizes = store.series_sizes()
+    total = sum(sizes.values())
+    oldest_first = [newest_first[::-1] for newest_first in grouped.values()]
+    # kept in the store, computed (and kept) where they are not
+    found = stored_series_statistics(
+        store, oldest_first, [_scales(list(shown[-1].means)) for shown in oldest_first]
+    )
     series = []
-    for index, newest_first in enumerate(grouped.values()):
-        oldest = newest_first[:SERIES_RUNS][::-1]
+    for index, (key, oldest, stats) in enumerate(zip(grouped, oldest_first, found, strict=True)):
         last = oldest[-1]
         measures = list(last.means)
-        stats = series_statistics([arrays[run.id] for run in oldest], _scales(measures))
         rows = []
         for measure in measures:
             means = [run.means.get(measure) for run in oldest]
@@ -96,7 +86,7 @@ def history(store: Store) -> dict[str, Any]:
                 "title": f"{last.system} on {last.dataset_name} {last.dataset_version}",
                 "sha": last.dataset_sha256[:8],
                 "runs": [run_summary(run) for run in oldest],
-                "total": len(newest_first),
+                "total": sizes.get(key, len(oldest)),
                 "rows": rows,
                 "method": stats.method,
                 "chart": {
@@ -109,7 +99,14 @@ def history(store: Store) -> dict[str, Any]:
                 },
             }
         )
-    return {"series": series, "runs": [run_summary(run) for run in runs]}
+    runs = store.runs(limit=RUNS_PAGE, offset=page * RUNS_PAGE) if page * RUNS_PAGE < total else []
+    return {
+        "series": series,
+        "runs": [run_summary(run) for run in runs],
+        "total": total,
+        "page": page,
+        "pages": max(1, -(-total // RUNS_PAGE)),
+    }
 
 
 def run_detail(store: Store, run_id: int, dataset: Dataset | None) -> dict[str, Any]:

@@ -179,12 +179,14 @@ class Store(TelemetryStore, AnnotationStore, RunStatisticsStore):
         accepted: bool | None = None,
         limit: int | None = None,
         per_series: int | None = None,
+        offset: int = 0,
     ) -> list[StoredRun]:
         """Runs of this workspace, newest first (report time, then id).
 
         ``dataset`` matches a dataset name, or a prefix of at least six hex digits of its
         sha256 fingerprint. ``per_series``: only the newest runs of each series (one
-        system on one dataset fingerprint), counted after the other filters."""
+        system on one dataset fingerprint), counted after the other filters. ``offset``:
+        the first runs left out (a page of ``limit`` runs)."""
         query = select(eval_runs).where(eval_runs.c.workspace_id == self.workspace)
         if system is not None:
             query = query.where(eval_runs.c.system == system)
@@ -207,10 +209,24 @@ class Store(TelemetryStore, AnnotationStore, RunStatisticsStore):
         query = query.order_by(*newest)
         if limit is not None:
             query = query.limit(limit)
+        if offset:
+            query = query.offset(offset)
         with transaction(self._engine) as connection:
             rows = connection.execute(query).mappings().all()
             measures = self._measures(connection, [row["id"] for row in rows])
         return [stored_run(row, measures.get(row["id"], [])) for row in rows]
+
+    def series_sizes(self) -> dict[tuple[str, str], int]:
+        """(system, dataset fingerprint) -> the number of runs of that series."""
+        r = eval_runs.c
+        query = (
+            select(r.system, r.dataset_sha256, func.count())
+            .where(r.workspace_id == self.workspace)
+            .group_by(r.system, r.dataset_sha256)
+        )
+        with transaction(self._engine) as connection:
+            rows = connection.execute(query).all()
+        return {(system, sha): count for system, sha, count in rows}
 
     def query_values(self, run_id: int) -> dict[str, dict[str, float | None]]:
         """Query id -> {measure -> value, None when left out}, in the dataset's order."""
