@@ -291,6 +291,31 @@ def test_a_recorded_run_keeps_its_statistics(db_url: str, report: Report) -> Non
         )
 
 
+def test_the_run_command_keeps_its_runs_statistics(tmp_path: Path) -> None:
+    """`recallbench run` records through :func:`record_run` (as do bench, merge and the
+    baseline's accept): `history` finds every statistic it shows kept."""
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    for name in ("one", "two"):
+        args = ["run", "--system", "builtin-lexical", "-m", "ndcg@10", "-m", "mrr@10"]
+        result = CliRunner().invoke(main, [*args, "--out", str(tmp_path / name), "--store", url])
+        assert result.exit_code == 0, result.output
+    with open_store(url) as store:
+        first, second = store.runs()[::-1]
+        kept_rows = rows(store)
+        assert kept_rows == [
+            (first.id, "mrr@10", None, None),
+            (first.id, "ndcg@10", None, None),
+            (second.id, "mrr@10", first.id, kept_rows[2][3]),
+            (second.id, "ndcg@10", first.id, kept_rows[3][3]),
+        ]
+        assert kept_rows[3][3] > 0  # the queries both runs scored
+    shown = history(url)
+    with open_store(url) as store:
+        assert rows(store) == kept_rows  # nothing computed
+        forget(store)
+    assert history(url) == shown
+
+
 def test_a_run_recorded_between_two_is_the_later_ones_predecessor(
     db_url: str, report: Report
 ) -> None:
