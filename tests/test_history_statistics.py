@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import math
+import subprocess
+import sys
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -400,3 +402,28 @@ def test_small_n_is_the_reports() -> None:
     from recallbench.report._model import SMALL_N as REPORT_SMALL_N
 
     assert SMALL_N == REPORT_SMALL_N
+
+
+def test_history_from_kept_statistics_loads_neither_scipy_nor_the_report_models(
+    tmp_path: Path, report: Report
+) -> None:
+    """With every statistic kept, `history` only reads: no scipy (the bootstrap's), no
+    pydantic models of the report (its imports were a fifth of the command's time)."""
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    with open_store(url) as store:
+        record_run(store, made_at(report, 0))
+        record_run(store, made_at(report, 1, 0.1))
+    code = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "from recallbench.cli import main\n"
+        f"result = CliRunner().invoke(main, ['history', '--runs', '--store', {url!r}])\n"
+        "assert result.exit_code == 0, result.output\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    loaded = set(done.stdout.split())
+    assert "recallbench.report._run_statistics" in loaded
+    assert not {name for name in loaded if name.split(".")[0] in ("scipy", "pydantic")}
+    assert "recallbench.report._model" not in loaded
