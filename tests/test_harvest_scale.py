@@ -15,7 +15,15 @@ import pytest
 from recallbench.datasets._json_v1 import dump_json_dataset
 from recallbench.online import _harvest
 from recallbench.online._harvest import harvest, harvest_scan
-from recallbench.store import FeedbackEvent, Judgment, QueryLogEntry, Store, open_store
+from recallbench.store import (
+    FeedbackEvent,
+    Judgment,
+    QueryLogEntry,
+    Store,
+    _query_log_store,
+    open_store,
+)
+from recallbench.store._query_log_store import logged_moment
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 KINDS = ("read_after_search", "validated_useful", "validated_not_useful", "reference")
@@ -99,6 +107,33 @@ def test_two_passes_write_the_dataset_of_whole_rows(store: Store, sample: int | 
     scanned, whole = _both(store, sample)
     assert scanned == whole
     assert "unshown v" not in whole and ('"category": "' in whole or sample)
+
+
+@pytest.mark.parametrize("batch", [1, 7, 16])
+def test_the_same_dataset_whatever_the_batches(
+    store: Store, batch: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rows of one instant (16 on average here) are put in query id order across
+    the batches the store reads: in one batch, over two, or over many."""
+    monkeypatch.setattr(_query_log_store, "STREAM_BATCH", batch)
+    scanned, whole = _both(store, None)
+    assert scanned == whole
+
+
+@pytest.mark.parametrize("batch", [1, 5, 20_000])
+def test_the_scan_is_in_the_order_of_the_log(
+    store: Store, batch: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_query_log_store, "STREAM_BATCH", batch)
+    entries = sorted(store.query_log(), key=lambda e: (e.created_at, e.query_id))
+    scanned = list(store.query_log_scan())
+    assert [row[0] for row in scanned] == [e.query_id for e in entries]
+    assert [logged_moment(row[3]) for row in scanned] == [e.created_at for e in entries]
+    assert [row[0] for row in store.query_log_stream()] == [e.query_id for e in entries]
+    since, until = T0 + timedelta(seconds=5), T0 + timedelta(seconds=9)
+    window = [e.query_id for e in entries if since <= e.created_at < until]
+    assert [row[0] for row in store.query_log_scan(since, until)] == window
+    assert len(list(store.feedback_stream())) == store.feedback_count()
 
 
 def test_the_comparison_fails_when_the_texts_are_not_the_newest(

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -110,7 +113,7 @@ def harvest(
         return
     if trace_format or read_tools:
         raise ConfigError("--format and --read-tool apply to --traces FILE only")
-    with open_store(store_url, workspace) as store:
+    with open_store(store_url, workspace) as store, _without_cycle_collection():
         # streamed: a log of millions of searches is never held as entries;
         manual = sorted(
             store.judgments(source="manual"), key=lambda j: (j.query_id, j.doc_id, j.source)
@@ -138,6 +141,20 @@ def harvest(
         if mark_golden:
             store.set_golden(stats.logged_ids)
     _summary(stats, dataset, out_path)
+
+
+@contextmanager
+def _without_cycle_collection() -> Iterator[None]:
+    """Python's cycle collection paused: a harvest of millions of logged searches builds
+    millions of objects that form no cycle (rows, lists of query ids, maps), which each
+    collection would walk again (a third of the harvest's time) to free nothing."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _harvest_traces(

@@ -35,10 +35,9 @@ from __future__ import annotations
 import json
 import random
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from itertools import compress
 from operator import itemgetter
 from typing import Any
 
@@ -112,6 +111,13 @@ SQLite)."""
 
 Details = Callable[[Sequence[str]], Mapping[str, tuple[str | None, str]]]
 """Query ids -> (category, texts JSON) of those logged queries (``Store.query_log_details``)."""
+
+Evidence = Callable[
+    [Sequence["_Pooled"], Sequence["_Pooled"]], tuple[dict[tuple[int, str], int], int]
+]
+"""(pooled queries with texts, withheld ones) -> (manual grade by (id of the pooled query,
+memory id), feedback events about the withheld ones), the pooled queries given their
+feedback events (:func:`_evidence`)."""
 
 
 def _pool(entries: Sequence[QueryLogEntry]) -> list[_Pooled]:
@@ -213,11 +219,11 @@ def harvest(
 ) -> tuple[Dataset, HarvestStats]:
     """A dataset from logged queries, feedback and judgments (rules in the module docstring)."""
     _check_sample(sample_per_intent)
+    events = ((event.query_id, event.kind, event.doc_id) for event in feedback)
     return _harvest(
         _pool(entries),
         len(entries),
-        ((event.query_id, event.kind, event.doc_id) for event in feedback),
-        judgments,
+        lambda texts, withheld: _evidence(texts, withheld, events, judgments),
         name=name,
         sample_per_intent=sample_per_intent,
         seed=seed,
@@ -250,8 +256,7 @@ def harvest_log(
     return _harvest(
         pooled,
         logged,
-        feedback,
-        judgments,
+        lambda texts, withheld: _evidence(texts, withheld, feedback, judgments),
         name=name,
         sample_per_intent=sample_per_intent,
         seed=seed,
@@ -274,31 +279,63 @@ def harvest_scan(
     texts (most of its bytes: each row repeats the text of every memory it showed), then
     the texts and categories read for the sampled queries only (:func:`_fill_texts`)."""
     _check_sample(sample_per_intent)
-    pooled, logged = _pool_scan(rows)
+    # the feedback and manual judgments first (a few next to the millions of logged ids):
+    # the scan picks the rows they are about, instead of a map of every logged id to its
+    # pooled query being built after it
+    events: dict[str, list[tuple[str, str, str | None]]] = defaultdict(list)
+    for event in feedback:
+        events[event[0]].append(event)
+    judged: dict[str, list[tuple[int, Judgment]]] = defaultdict(list)
+    for position, judgment in enumerate(judgments):
+        if judgment.source == "manual":
+            judged[judgment.query_id].append((position, judgment))
+    pooled, logged, noted = _pool_scan(rows, events.keys() | judged.keys())
+
+    def evidence(
+        with_texts: Sequence[_Pooled], withheld: Sequence[_Pooled]
+    ) -> tuple[dict[tuple[int, str], int], int]:
+        """:func:`_evidence` of the rows the scan picked (each query id is in one row)."""
+        withheld_ids = {id(item) for item in withheld}
+        withheld_feedback = 0
+        grades: list[tuple[int, tuple[int, str], int]] = []
+        for item, query_id in noted:
+            if id(item) in withheld_ids:
+                withheld_feedback += len(events.get(query_id, ()))
+                continue
+            for _about, kind, doc_id in events.get(query_id, ()):
+                if doc_id is not None:
+                    item.events[doc_id].append(kind)
+            for position, judgment in judged.get(query_id, ()):
+                grades.append((position, (id(item), judgment.doc_id), judgment.grade))
+        grades.sort(key=itemgetter(0))  # in the judgments' order: the last one wins
+        return {key: grade for _, key, grade in grades}, withheld_feedback
+
     return _harvest(
         pooled,
         logged,
-        feedback,
-        judgments,
+        evidence,
         name=name,
         sample_per_intent=sample_per_intent,
         seed=seed,
         metadata=metadata,
         details=details,
-        logged_once=True,
     )
 
 
-def _pool_scan(rows: Iterable[ScannedSearch]) -> tuple[list[_Pooled], int]:
-    """:func:`_pool_rows` of a scan (no texts, no categories) and the number of rows,
-    with the work per row cut to a few look-ups (a log holds millions of rows, a few
-    thousand distinct texts, and each text's few distinct results): a row's text finds
-    its pooled query directly, and only the first row of a query has its created_at
-    converted (:func:`~recallbench.store._query_log_store.logged_moment`) and only the
-    first row with given results has them parsed."""
+def _pool_scan(
+    rows: Iterable[ScannedSearch], noted: Collection[str]
+) -> tuple[list[_Pooled], int, list[tuple[_Pooled, str]]]:
+    """:func:`_pool_rows` of a scan (no texts, no categories), the number of rows, and
+    (pooled query, query id) of the pooled rows whose ids are ``noted``, with the work
+    per row cut to a few look-ups (a log holds millions of rows, a few thousand distinct
+    texts, and each text's few distinct results): a row's text finds its pooled query
+    directly, only the first row of a query has its created_at converted
+    (:func:`~recallbench.store._query_log_store.logged_moment`) and only the first row
+    with given results has them parsed."""
     pooled: dict[str, _Pooled] = {}
     of_text: dict[str, _Pooled | None] = {}  # None: a text without a word
     wordless = 0
+    picked: list[tuple[_Pooled, str]] = []
     for query_id, text, intent, at, results in rows:
         item = of_text.get(text)
         if item is None:
@@ -319,6 +356,8 @@ def _pool_scan(rows: Iterable[ScannedSearch]) -> tuple[list[_Pooled], int]:
                 item = pooled[key] = _Pooled(first)
             of_text[text] = item
         item.query_ids.append(query_id)
+        if query_id in noted:
+            picked.append((item, query_id))
         index = item.seen.get(results)
         if index is None:  # results not pooled yet: their best ranks
             index = item.seen[results] = len(item.result_sets)
@@ -329,7 +368,8 @@ def _pool_scan(rows: Iterable[ScannedSearch]) -> tuple[list[_Pooled], int]:
                 if shown.get(doc, rank) >= rank:
                     shown[doc] = rank
         item.row_results.append(index)
-    return list(pooled.values()), wordless + sum(len(item.query_ids) for item in pooled.values())
+    logged = wordless + sum(len(item.query_ids) for item in pooled.values())
+    return list(pooled.values()), logged, picked
 
 
 def _fill_texts(chosen: Sequence[_Pooled], details: Details) -> None:
@@ -386,23 +426,20 @@ def _check_sample(sample_per_intent: int | None) -> None:
 def _harvest(
     pooled: list[_Pooled],
     logged: int,
-    feedback: Iterable[tuple[str, str, str | None]],
-    judgments: Iterable[Judgment],
+    evidence: Evidence,
     *,
     name: str,
     sample_per_intent: int | None,
     seed: int,
     metadata: Mapping[str, object] | None,
     details: Details | None = None,
-    logged_once: bool = False,
 ) -> tuple[Dataset, HarvestStats]:
-    """The dataset of ``pooled`` (:func:`_pool_rows`); ``logged_once``: each query id is
-    in one row (as a store keeps them), which :func:`_evidence_of_logged_ids` needs."""
+    """The dataset of ``pooled`` (:func:`_pool_rows`), its feedback and manual grades
+    given by ``evidence`` (:func:`_evidence`)."""
     withheld = [item for item in pooled if WITHHELD.fullmatch(item.entry.text)]
     withheld_ids = {id(item) for item in withheld}
     pooled_with_texts = [item for item in pooled if id(item) not in withheld_ids]
-    evidence = _evidence_of_logged_ids if logged_once else _evidence
-    manual, withheld_feedback = evidence(pooled_with_texts, withheld, feedback, judgments)
+    manual, withheld_feedback = evidence(pooled_with_texts, withheld)
     chosen = _sample(pooled_with_texts, sample_per_intent, seed)
     if details is not None:
         _fill_texts(chosen, details)
@@ -505,50 +542,6 @@ def _evidence(
         item = of_query.get(judgment.query_id)
         if item is not None and judgment.source == "manual":
             manual[(id(item), judgment.doc_id)] = judgment.grade
-    return manual, withheld_feedback
-
-
-def _evidence_of_logged_ids(
-    pooled: Sequence[_Pooled],
-    withheld: Sequence[_Pooled],
-    feedback: Iterable[tuple[str, str, str | None]],
-    judgments: Iterable[Judgment],
-) -> tuple[dict[tuple[int, str], int], int]:
-    """:func:`_evidence` when each query id is in one row: the events and judgments (few
-    next to the millions of logged ids) are gathered by query id, and each pooled query
-    looks its ids up among them, instead of a map of every logged id to its query being
-    built. A query's events come in another order (its ids', not the stream's): they are
-    only ever counted and sorted. The last manual judgment of a memory still wins."""
-    about: dict[str, list[tuple[str, str, str | None]]] = {}
-    for event in feedback:
-        events = about.get(event[0])
-        if events is None:
-            about[event[0]] = [event]
-        else:
-            events.append(event)
-    judged: dict[str, list[tuple[int, Judgment]]] = defaultdict(list)
-    for position, judgment in enumerate(judgments):
-        if judgment.source == "manual":
-            judged[judgment.query_id].append((position, judgment))
-    withheld_feedback = 0
-    for item in withheld:
-        ids = item.query_ids
-        withheld_feedback += sum(
-            len(about[qid]) for qid in compress(ids, map(about.__contains__, ids))
-        )
-    manual: dict[tuple[int, str], int] = {}
-    for item in pooled:
-        ids = item.query_ids
-        for qid in compress(ids, map(about.__contains__, ids)):
-            for _, kind, doc_id in about[qid]:
-                if doc_id is not None:
-                    item.events[doc_id].append(kind)
-        if judged:
-            hits = [
-                hit for qid in compress(ids, map(judged.__contains__, ids)) for hit in judged[qid]
-            ]
-            for _, judgment in sorted(hits, key=itemgetter(0)):
-                manual[(id(item), judgment.doc_id)] = judgment.grade
     return manual, withheld_feedback
 
 

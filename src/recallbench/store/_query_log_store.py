@@ -9,8 +9,8 @@ write is confined to the store's workspace.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from operator import itemgetter
 from datetime import UTC, datetime
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import (
@@ -203,7 +203,7 @@ class QueryLogStore:
                 cursor = result.cursor
                 if len(rows) < STREAM_BATCH or cursor is None:  # the last batch
                     break
-                rows = cursor.fetchmany(STREAM_BATCH)
+                rows = list(cursor.fetchmany(STREAM_BATCH))
 
     def query_log_details(self, query_ids: Sequence[str]) -> dict[str, tuple[str | None, str]]:
         """Query id -> (category, texts JSON) of these logged queries (ids never logged are
