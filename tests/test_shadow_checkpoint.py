@@ -28,7 +28,17 @@ from recallbench.store import FeedbackEvent, Judgment, Store, open_store
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 SETTLE = 300.0
 DOCS = [f"d{i}" for i in range(6)]
-WRITES = ("pairs", "late_feedback", "label", "relabel", "withdraw", "late_pair", "none")
+WRITES = (
+    "pairs",
+    "late_feedback",
+    "label",
+    "relabel",
+    "withdraw",
+    "late_pair",
+    "gap",
+    "fill",
+    "none",
+)
 TABLES = (
     "shadow_checkpoints",
     "shadow_decisions",
@@ -54,6 +64,7 @@ class Traffic:
         self.clock = T0 + timedelta(seconds=1)
         self.pairs: list[tuple[str, datetime]] = []
         self.count = 0
+        self.holes: list[int] = []
 
     def pair(self, at: datetime) -> dict[str, Any]:
         rng = self.rng
@@ -118,9 +129,33 @@ class Traffic:
         elif kind == "withdraw" and self.pairs:
             query_id, _ = self.old_pair()
             store.delete_judgment(query_id, "d0")
+        elif kind in ("gap", "fill") and store.url.startswith("postgresql") and self.pairs:
+            self.out_of_order(kind)
         elif kind == "late_pair" and self.pairs:
             _, at = self.old_pair()  # into the covered window, after it settled
             store.log_shadow_runs([self.pair(at)])
+
+    def out_of_order(self, kind: str) -> None:
+        """PostgreSQL hands ids out at insert: an event of a transaction open meanwhile
+        commits later below the largest id. "gap" leaves ids unused (the open transaction's)
+        and "fill" commits one of them, about a settled pair."""
+        with self.store._engine.begin() as connection:
+            if kind == "gap":
+                top = connection.exec_driver_sql(
+                    "SELECT setval('feedback_events_id_seq', "
+                    "(SELECT coalesce(max(id), 0) FROM feedback_events) + 3)"
+                ).scalar_one()
+                self.holes += [top - 2, top - 1]
+                self.store.log(feedback=self.feedback(self.pairs[-1][0], self.clock))
+            elif self.holes:
+                query_id, at = self.pairs[0]
+                hole = self.holes.pop()
+                connection.exec_driver_sql(
+                    "INSERT INTO feedback_events (id, workspace_id, query_id, kind, doc_id, "
+                    "created_at, event_id) VALUES (%(id)s, 'default', %(q)s, "
+                    "'read_after_search', 'd1', %(at)s, %(e)s)",
+                    {"id": hole, "q": query_id, "at": at, "e": f"hole{hole}"},
+                )
 
     def now(self) -> datetime:
         """A moment by which the pairs up to a few seconds ago, or all, have settled; the

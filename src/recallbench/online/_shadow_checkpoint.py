@@ -37,7 +37,7 @@ read-only store, a concurrent writer) costs only the next read its time.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
@@ -55,12 +55,12 @@ if TYPE_CHECKING:
     from recallbench.store import ShadowTest, Store
     from recallbench.store._shadow_checkpoints_store import LateEvidence, ShadowCheckpoint
 
-ID_LAG: Final = 10_000
-"""Ids below a mark read again (writers committing out of id order, PostgreSQL)."""
+ID_LAG: Final = 100_000
+"""Ids below a mark watched (writers committing out of id order, PostgreSQL)."""
 LABEL_LAG: Final = timedelta(seconds=60)
 """Judgments stamped this long before the latest one read again (labels replaced in place)."""
 REFRESH_PAIRS: Final = 1_000
-_AFTER: Final = ("pairs_after", "feedback_after", "judgments_after")
+LATE: Final = ("late_pairs", "late_feedback", "late_judgments")
 """Pairs added since the checkpoint before a new one is written."""
 
 
@@ -85,45 +85,46 @@ def stored_decision(
     marks: dict[str, Any] = {
         "since": since.isoformat(),
         "rule": json.loads(json.dumps(rule.to_dict())),  # as read back
-        "pairs_after": pair_mark - lag,
-        "feedback_after": feedback_mark - lag,
-        "judgments_after": label_mark - lag,
+        "marks": [pair_mark, feedback_mark, label_mark],
+        "after": [pair_mark - lag, feedback_mark - lag, label_mark - lag],
         "labelled_from": None if latest is None else (latest - LABEL_LAG).isoformat(),
     }
+    read = {} if read is None else read
+
+    def evidence(bounds: Sequence[int], labelled_from: str | None) -> LateEvidence:
+        key = (*bounds, labelled_from)
+        if key not in read:
+            moment = None if labelled_from is None else datetime.fromisoformat(labelled_from)
+            read[key] = store.late_evidence(bounds[0], bounds[1], bounds[2], moment)
+        return read[key]
+
     checkpoint = store.shadow_checkpoint(test.id)
     if checkpoint is not None and checkpoint.covered_until > end:
         checkpoint = None  # a decision at an earlier moment: from scratch, nothing kept
-    lowest = [marks] + ([checkpoint.marks] if checkpoint is not None else [])
-    pairs_after, feedback_after, judgments_after = (
-        min(int(m.get(name, 0)) for m in lowest) for name in _AFTER
-    )
-    bounds = (
-        pairs_after,
-        feedback_after,
-        judgments_after,
-        _earliest(m.get("labelled_from") for m in lowest),
-    )
-    read = {} if read is None else read
-    if bounds not in read:
-        read[bounds] = store.late_evidence(*bounds)
-    evidence = read[bounds]
-    holds = checkpoint is not None and _holds(checkpoint, marks, evidence)
+    holds = checkpoint is not None and _holds(store, checkpoint, marks, evidence)
     after = checkpoint.covered_until if holds and checkpoint is not None else None
-    marks.update(_late(evidence, marks, since, end))
+    keep = after is None or store.shadow_run_count(after, end) >= REFRESH_PAIRS
+    if keep:  # what the new checkpoint took in: read before its pairs, as above
+        low, high = tuple(marks["after"]), tuple(marks["marks"])
+        marks["counts"] = list(store.id_counts(low, high))
+        marks.update(_late(evidence(low, marks["labelled_from"]), marks, low, since, end))
     rows, scores = score_test(store, test, end, after=after)
     if holds and checkpoint is not None and not rows and sampled is None:
         kept = checkpoint.marks.get("decision")  # nothing added: the decision it gave
         if isinstance(kept, str):
             return decision_from_json(kept)
-    progress = Progress.load(rule, checkpoint.progress) if holds and checkpoint else None
+    progress = None
+    if holds and checkpoint is not None:
+        document = store.shadow_checkpoint_progress(checkpoint)
+        progress = None if document is None else Progress.load(rule, document)
     if progress is None and after is not None:  # the kept one unreadable: every pair again
         rows, scores = score_test(store, test, end)
-    rebuilt = progress is None
+        keep = True
     if progress is None:
         progress = Progress.start(rule)
     progress.add(rows, scores, unit_keys(store, test, rows, end) if keys is None else keys)
     decision = decision_of(progress, sampled)
-    if rebuilt or len(rows) >= REFRESH_PAIRS:
+    if keep and "counts" in marks:
         plain = decision if sampled is None else decision_of(progress, None)
         marks["decision"] = decision_json(plain)
         with suppress(SQLAlchemyError, OSError):  # a cache: the next read rebuilds
@@ -131,45 +132,69 @@ def stored_decision(
     return decision
 
 
-def _holds(checkpoint: ShadowCheckpoint, now: Mapping[str, Any], evidence: LateEvidence) -> bool:
+def _holds(
+    store: Store,
+    checkpoint: ShadowCheckpoint,
+    now: Mapping[str, Any],
+    evidence: Callable[[Sequence[int], str | None], LateEvidence],
+) -> bool:
     """Whether the store still holds what ``checkpoint`` was computed from (module
-    docstring): the same test and rule, the same late pairs, feedback and labels about the
-    pairs it covers."""
+    docstring): the same test and rule, and the same late pairs, feedback and labels about
+    the pairs it covers. When no row came into the id ranges below its marks since (the
+    counts, from the primary keys), only the rows above the marks are read."""
     marks = checkpoint.marks
     if any(marks.get(name) != now[name] for name in ("since", "rule")):
         return False
-    if any(name not in marks for name in _AFTER):
+    if any(name not in marks for name in ("marks", "after", "counts", *LATE)):
         return False
+    low, high = tuple(marks["after"]), tuple(marks["marks"])
     since = datetime.fromisoformat(now["since"])
-    late = _late(evidence, marks, since, checkpoint.covered_until)
-    return all(late[name] == marks.get(name) for name in late)
+    bounds = high if list(store.id_counts(low, high)) == marks["counts"] else low
+    found = _late(
+        evidence(bounds, marks["labelled_from"]), marks, bounds, since, checkpoint.covered_until
+    )
+    kept = _within(marks, bounds)
+    return all(found[name] == kept[name] for name in LATE)
 
 
 def _late(
-    evidence: LateEvidence, marks: Mapping[str, Any], since: datetime, until: datetime
+    evidence: LateEvidence,
+    marks: Mapping[str, Any],
+    bounds: Sequence[int],
+    since: datetime,
+    until: datetime,
 ) -> dict[str, Any]:
-    """The late pairs, feedback and labels about the pairs of ``since`` to ``until`` by the
-    marks' bounds (JSON)."""
+    """The pairs of ``since`` to ``until`` with an id above ``bounds[0]``, and the feedback
+    and labels about them above ``bounds[1]`` and ``bounds[2]`` or (labels) stamped from the
+    marks' ``labelled_from`` (JSON)."""
     labelled = marks["labelled_from"]
     labelled_from = None if labelled is None else datetime.fromisoformat(labelled)
-    pairs = sorted(
-        pair for at, pair in evidence.pairs if since <= at <= until and pair > marks["pairs_after"]
-    )
+    pairs = sorted(pair for at, pair in evidence.pairs if since <= at <= until and pair > bounds[0])
     feedback = sorted(
-        event
-        for at, event in evidence.feedback
-        if since <= at <= until and event > marks["feedback_after"]
+        event for at, event in evidence.feedback if since <= at <= until and event > bounds[1]
     )
     judgments = sorted(
         [label, stamped.isoformat(), grade, source]
         for at, label, stamped, grade, source in evidence.judgments
         if since <= at <= until
-        and (
-            label > marks["judgments_after"]
-            or (labelled_from is not None and stamped >= labelled_from)
-        )
+        and (label > bounds[2] or (labelled_from is not None and stamped >= labelled_from))
     )
     return {"late_pairs": pairs, "late_feedback": feedback, "late_judgments": judgments}
+
+
+def _within(marks: Mapping[str, Any], bounds: Sequence[int]) -> dict[str, Any]:
+    """The checkpoint's late rows that :func:`_late` with ``bounds`` would find."""
+    labelled = marks["labelled_from"]
+    since = None if labelled is None else datetime.fromisoformat(labelled)
+    return {
+        "late_pairs": [p for p in marks["late_pairs"] if p > bounds[0]],
+        "late_feedback": [e for e in marks["late_feedback"] if e > bounds[1]],
+        "late_judgments": [
+            j
+            for j in marks["late_judgments"]
+            if j[0] > bounds[2] or (since is not None and datetime.fromisoformat(j[1]) >= since)
+        ],
+    }
 
 
 def _earliest(moments: Any) -> datetime | None:

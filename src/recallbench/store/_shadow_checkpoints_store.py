@@ -23,13 +23,12 @@ from recallbench.store._tables import feedback_events, judgments, shadow_checkpo
 
 @dataclass(frozen=True, slots=True)
 class ShadowCheckpoint:
-    """A test's progress over its pairs up to ``covered_until`` and the store's ``marks``
-    then (JSON-ready)."""
+    """A test's checkpoint: its progress covers the pairs up to ``covered_until``;
+    ``marks``: the store's then (JSON-ready)."""
 
     test_id: int
     covered_until: datetime
     marks: dict[str, Any]
-    progress: bytes
     written_at: datetime
 
 
@@ -59,17 +58,30 @@ class ShadowCheckpointStore:
     workspace: str
 
     def shadow_checkpoint(self, test_id: int) -> ShadowCheckpoint | None:
-        """The checkpoint of the test ``test_id``, None when it has none."""
+        """The checkpoint of the test ``test_id`` without its progress (megabytes, read by
+        :meth:`shadow_checkpoint_progress` when needed), None when it has none."""
         c = shadow_checkpoints.c
-        query = select(c.covered_until, c.marks, c.progress, c.written_at).where(
+        query = select(c.covered_until, c.marks, c.written_at).where(
             mine(shadow_checkpoints, self.workspace), c.test_id == test_id
         )
         with transaction(self._engine) as connection:
             row = connection.execute(query).first()
         if row is None:
             return None
-        covered, marks, progress, written = row
-        return ShadowCheckpoint(test_id, covered, json.loads(marks), bytes(progress), written)
+        covered, marks, written = row
+        return ShadowCheckpoint(test_id, covered, json.loads(marks), written)
+
+    def shadow_checkpoint_progress(self, checkpoint: ShadowCheckpoint) -> bytes | None:
+        """The progress of ``checkpoint``; None when it was replaced since it was read."""
+        c = shadow_checkpoints.c
+        query = select(c.progress).where(
+            mine(shadow_checkpoints, self.workspace),
+            c.test_id == checkpoint.test_id,
+            c.written_at == checkpoint.written_at,
+        )
+        with transaction(self._engine) as connection:
+            found = connection.execute(query).scalar()
+        return None if found is None else bytes(found)
 
     def put_shadow_checkpoint(
         self, test_id: int, covered_until: datetime, marks: dict[str, Any], progress: bytes
@@ -113,6 +125,32 @@ class ShadowCheckpointStore:
         if latest is not None and latest.tzinfo is None:
             latest = latest.replace(tzinfo=UTC)
         return int(pairs or 0), int(feedback or 0), int(labelled or 0), latest
+
+    def id_counts(
+        self, after: tuple[int, int, int], upto: tuple[int, int, int]
+    ) -> tuple[int, int, int]:
+        """Rows with ``after < id <= upto`` of the shadow runs, feedback events and
+        judgments (in that order; from each table's primary key)."""
+        found = []
+        with transaction(self._engine) as connection:
+            for table, low, high in zip(
+                (shadow_runs, feedback_events, judgments), after, upto, strict=True
+            ):
+                c = table.c
+                query = select(func.count()).where(
+                    mine(table, self.workspace), c.id > low, c.id <= high
+                )
+                found.append(int(connection.execute(query).scalar_one()))
+        return found[0], found[1], found[2]
+
+    def shadow_run_count(self, after: datetime, until: datetime) -> int:
+        """Shadow runs with ``after < created_at <= until``."""
+        c = shadow_runs.c
+        query = select(func.count()).where(
+            mine(shadow_runs, self.workspace), c.created_at > after, c.created_at <= until
+        )
+        with transaction(self._engine) as connection:
+            return int(connection.execute(query).scalar_one())
 
     def late_evidence(
         self,
