@@ -39,6 +39,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
@@ -64,20 +65,30 @@ LATE: Final = ("late_pairs", "late_feedback", "late_judgments")
 """Pairs added since the checkpoint before a new one is written."""
 
 
+@dataclass(slots=True)
+class Reads:
+    """The late rows and id counts one command read, by their bounds: tests checked
+    together read them once."""
+
+    evidence: dict[tuple[Any, ...], LateEvidence] = field(default_factory=dict)
+    counts: dict[tuple[int, ...], list[int]] = field(default_factory=dict)
+
+
 def stored_decision(
     store: Store,
     test: ShadowTest,
     rule: GraduationRule,
     end: datetime,
     keys: Mapping[str, str] | None = None,
-    read: dict[tuple[Any, ...], LateEvidence] | None = None,
+    read: Reads | None = None,
     sampled: tuple[int, int] | None = None,
 ) -> Decision:
     """The decision (:func:`~recallbench.online._shadow_verdict.decision_of`) on the
     progress of ``test`` over its pairs up to ``end``: its checkpoint's, when it still
     holds, with the pairs since added (module docstring); ``keys``: query id -> query unit
     key of the pairs (default: :func:`unit_keys`); ``read``: late evidence already read by
-    this command, by its bounds (tests checked together read it once); ``sampled``: the
+    this command, and id counts, by their bounds (tests checked together read them once);
+    ``sampled``: the
     sampling SRM's counts."""
     since = test.started_at
     lag = 0 if store.url.startswith("sqlite") else ID_LAG  # SQLite commits in id order
@@ -89,24 +100,30 @@ def stored_decision(
         "after": [pair_mark - lag, feedback_mark - lag, label_mark - lag],
         "labelled_from": None if latest is None else (latest - LABEL_LAG).isoformat(),
     }
-    read = {} if read is None else read
+    read = Reads() if read is None else read
 
     def evidence(bounds: Sequence[int], labelled_from: str | None) -> LateEvidence:
         key = (*bounds, labelled_from)
-        if key not in read:
+        if key not in read.evidence:
             moment = None if labelled_from is None else datetime.fromisoformat(labelled_from)
-            read[key] = store.late_evidence(bounds[0], bounds[1], bounds[2], moment)
-        return read[key]
+            read.evidence[key] = store.late_evidence(bounds[0], bounds[1], bounds[2], moment)
+        return read.evidence[key]
+
+    def counts(low: Sequence[int], high: Sequence[int]) -> list[int]:
+        key = (*low, *high)
+        if key not in read.counts:
+            read.counts[key] = list(store.id_counts(low, high))
+        return read.counts[key]
 
     checkpoint = store.shadow_checkpoint(test.id)
     if checkpoint is not None and checkpoint.covered_until > end:
         checkpoint = None  # a decision at an earlier moment: from scratch, nothing kept
-    holds = checkpoint is not None and _holds(store, checkpoint, marks, evidence)
+    holds = checkpoint is not None and _holds(checkpoint, marks, evidence, counts)
     after = checkpoint.covered_until if holds and checkpoint is not None else None
     keep = after is None or store.shadow_run_count(after, end) >= REFRESH_PAIRS
     if keep:  # what the new checkpoint took in: read before its pairs, as above
         low, high = tuple(marks["after"]), tuple(marks["marks"])
-        marks["counts"] = list(store.id_counts(low, high))
+        marks["counts"] = counts(low, high)
         marks.update(_late(evidence(low, marks["labelled_from"]), marks, low, since, end))
     rows, scores = score_test(store, test, end, after=after)
     if holds and checkpoint is not None and not rows and sampled is None:
@@ -133,10 +150,10 @@ def stored_decision(
 
 
 def _holds(
-    store: Store,
     checkpoint: ShadowCheckpoint,
     now: Mapping[str, Any],
     evidence: Callable[[Sequence[int], str | None], LateEvidence],
+    counts: Callable[[Sequence[int], Sequence[int]], list[int]],
 ) -> bool:
     """Whether the store still holds what ``checkpoint`` was computed from (module
     docstring): the same test and rule, and the same late pairs, feedback and labels about
@@ -149,7 +166,7 @@ def _holds(
         return False
     low, high = tuple(marks["after"]), tuple(marks["marks"])
     since = datetime.fromisoformat(now["since"])
-    bounds = high if list(store.id_counts(low, high)) == marks["counts"] else low
+    bounds = high if counts(low, high) == marks["counts"] else low
     found = _late(
         evidence(bounds, marks["labelled_from"]), marks, bounds, since, checkpoint.covered_until
     )

@@ -78,7 +78,7 @@ from typing import TYPE_CHECKING, Any
 
 from recallbench.core._errors import ConfigError
 from recallbench.core._query_key import query_key
-from recallbench.online._shadow_checkpoint import stored_decision
+from recallbench.online._shadow_checkpoint import Reads, stored_decision
 from recallbench.online._shadow_decision import Decision
 from recallbench.online._shadow_progress import Progress
 from recallbench.online._shadow_rule import GraduationRule
@@ -90,7 +90,6 @@ from recallbench.online._shadow_verdict import decision_of
 
 if TYPE_CHECKING:
     from recallbench.store import ShadowTest, Store
-    from recallbench.store._shadow_checkpoints_store import LateEvidence
 
 
 def decide(
@@ -116,7 +115,7 @@ def decide_test(
     test: ShadowTest,
     until: datetime | None = None,
     now: datetime | None = None,
-    read: dict[tuple[Any, ...], LateEvidence] | None = None,
+    read: Reads | None = None,
 ) -> Decision:
     """:func:`decide` on the pairs the store holds for ``test``, up to ``until`` and at most
     up to ``now`` (default: the clock) less the rule's ``settle_seconds``: from the test's

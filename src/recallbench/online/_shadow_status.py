@@ -46,10 +46,11 @@ class ShadowStatus:
 def shadow_statuses(store: Store, name: str | None = None) -> list[ShadowStatus]:
     """The status of the test ``name`` (ConfigError when there is none), or of every test
     of the store's workspace."""
+    from recallbench.online._shadow_checkpoint import Reads
     from recallbench.online._shadow_decide import decide_test
 
     tests = [find_test(store, name)] if name else store.shadow_tests()
-    read: dict[tuple[Any, ...], Any] = {}  # the late evidence, read once for every test
+    read = Reads()  # the late rows and counts, read once for every test
     return [
         ShadowStatus(test, decide_test(store, test, read=read), session_outcomes(store, test))
         for test in tests

@@ -9,6 +9,7 @@ write is confined to the store's workspace.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -126,9 +127,7 @@ class ShadowCheckpointStore:
             latest = latest.replace(tzinfo=UTC)
         return int(pairs or 0), int(feedback or 0), int(labelled or 0), latest
 
-    def id_counts(
-        self, after: tuple[int, int, int], upto: tuple[int, int, int]
-    ) -> tuple[int, int, int]:
+    def id_counts(self, after: Sequence[int], upto: Sequence[int]) -> tuple[int, int, int]:
         """Rows with ``after < id <= upto`` of the shadow runs, feedback events and
         judgments (in that order; from each table's primary key)."""
         found = []
