@@ -34,6 +34,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -53,7 +54,9 @@ START = datetime(2026, 5, 1, tzinfo=UTC)
 DAYS = 180
 TOKEN = "store-scale-token"
 PAGE_REPEATS = 2
+NEW_PAIRS = 1_000
 TARGETS = {"harvest": 60.0, "shadow status": 1.0, "history": 1.0, "serve": 1.0}
+"""Seconds; a first read that keeps what later reads use (",") has no target: it is once."""
 INTENTS = ("preference", "fact", "event", "task", "person", "project", None)
 FEEDBACK = ("read_after_search", "read_after_search", "read_after_search", "validated_useful")
 FEEDBACK_MORE = ("validated_not_useful", "re_search", "scroll_past")
@@ -523,13 +526,60 @@ def _get(url: str) -> None:
 
 def time_store(url: str, out: Path) -> dict[str, float]:
     open_store(url).close()  # a migration the store lacks runs now, not in the first timing
-    times = {
-        "harvest": _cli("harvest", "--store", url, "--out", str(out / "harvest.json")),
-        "shadow status": _cli("shadow", "status", "--store", url),
-        "history": _cli("history", "--store", url),
-    }
+    _forget_kept(url)
+    times = {"harvest": _cli("harvest", "--store", url, "--out", str(out / "harvest.json"))}
+    times["shadow status, first (keeps checkpoints)"] = _cli("shadow", "status", "--store", url)
+    times["shadow status"] = _cli("shadow", "status", "--store", url)
+    _new_pairs(url, NEW_PAIRS)
+    times[f"shadow status, {NEW_PAIRS:,} pairs since"] = _cli("shadow", "status", "--store", url)
+    times["history, first (keeps statistics)"] = _cli("history", "--store", url)
+    times["history"] = _cli("history", "--store", url)
     times.update({f"serve {label}": s for label, s in time_serve(url).items()})
     return times
+
+
+def _forget_kept(url: str) -> None:
+    """Drop what reads keep in the store (shadow checkpoints, runs' statistics), so that the
+    first reads timed build them again."""
+    with open_store(url, WORKSPACE) as store, store._engine.begin() as connection:
+        for table in ("shadow_checkpoints", "eval_run_statistics"):
+            connection.exec_driver_sql(f"DELETE FROM {table}")
+
+
+def _new_pairs(url: str, count: int) -> None:
+    """``count`` interleaved pairs with clicks for the running test, stamped just after its
+    checkpoint (as a proxy would have written them in the seconds between two reads), and
+    a second's wait, so that the next read finds them settled. They stay in the kept store
+    (new query ids each run)."""
+    from recallbench.stats._interleaving import team_draft
+    from recallbench.store import FeedbackEvent
+
+    with open_store(url, WORKSPACE) as store:
+        test = next(t for t in store.shadow_tests() if t.status == "running")
+        checkpoint = store.shadow_checkpoint(test.id)
+        assert checkpoint is not None, "the first read keeps a checkpoint"
+        rng = random.Random(count)
+        rows, events = [], []
+        for n in range(count):
+            at = checkpoint.covered_until + timedelta(milliseconds=n + 1)
+            query_id = f"new-{uuid.uuid4().hex}"  # new ones each run: the store is kept
+            control = [f"m{rng.randrange(1000)}" for _ in range(5)]
+            treatment = control[:]
+            rng.shuffle(treatment)
+            drafted = team_draft(control, treatment, query_id)
+            shown = list(zip(drafted.items, drafted.teams, strict=True))
+            rows.append({
+                "query_id": query_id, "control_results": control, "treatment_results": treatment,
+                "control_latency_ms": round(rng.uniform(5, 200), 2),
+                "treatment_latency_ms": round(rng.uniform(5, 200), 2), "created_at": at,
+                "interleaved": shown, "interleaved_credited": len(shown),
+                "control": test.control, "treatment": test.treatment,
+                "query_key": query_key(_sentence(rng, 2, 4)),
+            })  # fmt: skip
+            events.append(FeedbackEvent(query_id, "read_after_search", at, rng.choice(control)))
+        store.log_shadow_runs(rows)
+        store.log(feedback=events)
+    time.sleep(1.0)
 
 
 # -- the table --------------------------------------------------------------------------
@@ -547,10 +597,13 @@ def table(shape: Shape, times: dict[str, dict[str, float]], engines: Sequence[st
         "|---|" + "---:|" * len(engines) + "---:|---|",
     ]
     for op in operations:
-        target = TARGETS["serve" if op.startswith("serve") else op]
         cells = [times[e].get(op) for e in engines]
-        met = all(c is not None and c <= target for c in cells)
         shown = " | ".join("–" if c is None else f"{c:.2f} s" for c in cells)
+        if ", first" in op:  # once, after an upgrade or a deletion: no target
+            lines.append(f"| {op} | {shown} | – | – |")
+            continue
+        target = TARGETS["serve" if op.startswith("serve") else op.split(",")[0]]
+        met = all(c is not None and c <= target for c in cells)
         lines.append(f"| {op} | {shown} | ≤ {target:g} s | {'yes' if met else 'NO'} |")
     return "\n".join(lines) + "\n"
 

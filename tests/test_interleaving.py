@@ -3,8 +3,11 @@ and lists of unequal length (a random clicker prefers neither; a better ranker s
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from datetime import UTC, datetime
+from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import pytest
@@ -26,6 +29,7 @@ from recallbench.stats._interleaving import (
     Outcome,
     Team,
     common_depth,
+    sign_test,
     summarise,
     summary_from_counts,
     team_draft,
@@ -290,3 +294,21 @@ def test_stored_pairs_credit_to_the_common_depth_and_count_unequal_lengths() -> 
     assert team_credit(shown, ["a3"], credited=3) == ((0, 0), None)
     with pytest.raises(ValueError, match="interleaved_credited"):
         team_credit(shown, ["a3"], credited=5)
+
+
+@settings(max_examples=300, deadline=None)
+@given(n=st.integers(1, 400), data=st.data(), alpha=st.sampled_from([0.05, 0.1, 0.01]))
+def test_the_sign_test_is_the_exact_binomial_test(n: int, data: Any, alpha: float) -> None:
+    """Against exact rational arithmetic, and scipy.stats.binomtest with its exact
+    (Clopper-Pearson) interval, which sign_test mirrors without importing scipy.stats."""
+    wins = data.draw(st.integers(0, n))
+    pvalue, (low, high) = sign_test(wins, n, alpha)
+    tail = min(wins, n - wins)
+    exact = 1.0 if 2 * wins == n else min(1.0, float(2 * Fraction(
+        sum(math.comb(n, i) for i in range(tail + 1)), 2**n
+    )))  # fmt: skip
+    assert pvalue == pytest.approx(exact, rel=1e-10, abs=1e-300)
+    reference = stats.binomtest(wins, n, 0.5)
+    interval = reference.proportion_ci(confidence_level=1 - alpha, method="exact")
+    assert pvalue == pytest.approx(reference.pvalue, rel=1e-10, abs=1e-300)
+    assert (low, high) == pytest.approx((interval.low, interval.high), abs=1e-12)

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
 
 from recallbench.core._errors import ConfigError
 from recallbench.stats._srm import SRM_THRESHOLD, sample_ratio_check
@@ -56,3 +61,19 @@ def test_inputs_are_checked(observed: object, planned: object, message: str) -> 
 def test_threshold_is_checked() -> None:
     with pytest.raises(ConfigError, match="threshold"):
         sample_ratio_check([1, 2], threshold=0.0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    counts=st.lists(st.integers(0, 100_000), min_size=2, max_size=5),
+    data=st.data(),
+)
+def test_the_check_is_scipys_chisquare_to_the_bit(counts: list[int], data: Any) -> None:
+    """The statistic and p-value of scipy.stats.chisquare, computed without importing it."""
+    weights = data.draw(st.lists(st.floats(0.05, 20), min_size=len(counts), max_size=len(counts)))
+    result = sample_ratio_check(counts, weights)
+    if sum(counts) == 0:
+        assert (result.statistic, result.pvalue) == (0.0, 1.0)
+        return
+    reference = stats.chisquare(counts, f_exp=result.expected)
+    assert (result.statistic, result.pvalue) == (reference.statistic, reference.pvalue)

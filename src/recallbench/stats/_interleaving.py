@@ -34,8 +34,13 @@ Credit: with ``c_A`` and ``c_B`` the numbers of clicked (read, validated) items 
 the query is a win for the treatment when ``c_B > c_A``, a loss when ``c_B < c_A``, a tie
 otherwise (no clicks included). Over queries with ``w`` wins, ``l`` losses and ``t`` ties:
 
-* the sign test: under H0 (no preference) ``w ~ Binomial(w + l, 1/2)``; two-sided exact
-  binomial p-value (``scipy.stats.binomtest``), ties left out;
+* the sign test: under H0 (no preference) ``w ~ Binomial(n = w + l, 1/2)``; the
+  two-sided exact binomial p-value ``min(1, 2 P(X <= min(w, l)))`` (1 when ``w = l``), ties
+  left out, with the Clopper-Pearson interval of the win share (``Beta(w, l + 1)`` and
+  ``Beta(w + 1, l)`` quantiles at ``alpha / 2``). Both from ``scipy.special`` (``bdtr``,
+  ``betaincinv``, ``betainccinv``), not ``scipy.stats``, whose import is 0.6 s of a
+  command; they agree with ``scipy.stats.binomtest`` within 1e-11 relative, and with
+  exact rational arithmetic (``tests/test_interleaving.py``);
 * the preference ``Delta = (w + t/2) / (w + l + t) - 1/2`` of Chapelle, Joachims,
   Radlinski & Yue (2012), positive when the treatment is preferred.
 
@@ -240,6 +245,20 @@ def summarise(outcomes: Iterable[Outcome], alpha: float = 0.05) -> InterleavingS
     return summary_from_counts(counts["win"], counts["tie"], counts["loss"], alpha)
 
 
+def sign_test(wins: int, n: int, alpha: float) -> tuple[float, tuple[float, float]]:
+    """Two-sided exact binomial p-value of ``wins`` in ``n`` under ``p = 1/2`` and the
+    Clopper-Pearson ``1 - alpha`` interval of the win share (module docstring)."""
+    from scipy import special  # not scipy.stats: 0.6 s of a command's start
+
+    losses = n - wins
+    pvalue = (
+        1.0 if wins == losses else min(1.0, 2.0 * float(special.bdtr(min(wins, losses), n, 0.5)))
+    )
+    low = 0.0 if wins == 0 else float(special.betaincinv(wins, losses + 1, alpha / 2))
+    high = 1.0 if losses == 0 else float(special.betainccinv(wins + 1, losses, alpha / 2))
+    return pvalue, (low, high)
+
+
 def summary_from_counts(
     wins: int, ties: int, losses: int, alpha: float = 0.05
 ) -> InterleavingSummary:
@@ -251,11 +270,7 @@ def summary_from_counts(
     if untied == 0:
         pvalue, interval = 1.0, (0.0, 1.0)
     else:
-        from scipy import stats  # here: importing scipy.stats costs 0.7 s a command
-
-        result = stats.binomtest(int(wins), int(untied), 0.5)
-        ci = result.proportion_ci(confidence_level=1.0 - alpha, method="exact")
-        pvalue, interval = float(result.pvalue), (float(ci.low), float(ci.high))
+        pvalue, interval = sign_test(int(wins), int(untied), alpha)
     total = untied + ties
     preference = (wins + ties / 2) / total - 0.5 if total else 0.0
     return InterleavingSummary(
