@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from sqlalchemy import func, select
 
 from recallbench.datasets._json_v1 import dump_json_dataset
 from recallbench.online import _harvest
@@ -134,6 +135,30 @@ def test_the_scan_is_in_the_order_of_the_log(
     window = [e.query_id for e in entries if since <= e.created_at < until]
     assert [row[0] for row in store.query_log_scan(since, until)] == window
     assert len(list(store.feedback_stream())) == store.feedback_count()
+
+
+def test_the_same_dataset_in_another_time_zone(db_url: str) -> None:
+    """PostgreSQL sends a log's instants as text in the session's time zone (an offset
+    of -03:30 or -02:30 here): the dataset is the one of whole rows all the same, and the
+    connection gives datetimes again after the scan."""
+    if db_url.startswith("postgresql"):
+        from sqlalchemy import create_engine, text
+
+        name = db_url.rsplit("/", 1)[1]
+        engine = create_engine(db_url, isolation_level="AUTOCOMMIT")
+        with engine.connect() as connection:
+            connection.execute(
+                text(f"ALTER DATABASE \"{name}\" SET timezone TO 'America/St_Johns'")
+            )
+        engine.dispose()
+    entries, events = _data(5)
+    with open_store(db_url) as store:
+        store.log(queries=entries, feedback=events)
+        scanned, whole = _both(store, None)
+        assert scanned == whole
+        assert all(isinstance(row[3], str) for row in store.query_log_scan())
+        with store._engine.connect() as connection:
+            assert isinstance(connection.execute(select(func.now())).scalar_one(), datetime)
 
 
 def test_the_comparison_fails_when_the_texts_are_not_the_newest(

@@ -9,7 +9,9 @@ write is confined to the store's workspace.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
+from itertools import groupby
 from operator import itemgetter
 from typing import Any
 
@@ -186,7 +188,7 @@ class QueryLogStore:
         query = query.order_by(c.created_at)
         at = next(i for i, col in enumerate(columns) if col is c.created_at)
         qid = next(i for i, col in enumerate(columns) if col is c.query_id)
-        with transaction(self._engine) as connection:
+        with transaction(self._engine) as connection, _instants_as_text(connection):
             yield from _ties_by_id(self._batches(connection, query), at, qid)
 
     def _batches(self, connection: Connection, query: Any) -> Iterator[list[Any]]:
@@ -497,19 +499,46 @@ def _execute_many(connection: Connection, statement: Any, rows: list[dict[str, A
 
 def logged_moment(value: str | datetime) -> datetime:
     """A created_at as the driver returns it (SQLite: text in UTC, the format SQLAlchemy
-    writes; PostgreSQL: an aware datetime) as an aware datetime in UTC."""
+    writes; PostgreSQL: an aware datetime, or its ISO text with an offset as the log's
+    reads give it) as an aware datetime in UTC."""
     if isinstance(value, str):
         return as_utc(datetime.fromisoformat(value))
     return value if value.tzinfo is UTC else as_utc(value)
+
+
+@contextmanager
+def _instants_as_text(connection: Connection) -> Iterator[None]:
+    """PostgreSQL's timestamps read as the text the server sends (with psycopg), not as
+    datetimes, while this connection streams the log: millions of rows would spend
+    seconds being given datetimes that a harvest only compares for equality (one
+    instant, one text) and converts a few of (:func:`logged_moment`). Other drivers
+    give datetimes, as before."""
+    adapters = getattr(connection.connection.driver_connection, "adapters", None)
+    if connection.dialect.driver != "psycopg" or adapters is None:
+        yield
+        return
+    from psycopg.pq import Format
+    from psycopg.types.string import TextLoader
+
+    oid = adapters.types["timestamptz"].oid
+    before = adapters.get_loader(oid, Format.TEXT)
+    adapters.register_loader(oid, TextLoader)
+    try:
+        yield
+    finally:
+        if before is not None:
+            adapters.register_loader(oid, before)
 
 
 def _ties_by_id(batches: Iterator[list[Any]], at: int, qid: int) -> Iterator[Any]:
     """The rows of ``batches`` (in ``created_at`` order, its value at position ``at``)
     with the rows of one instant in query id order (at ``qid``; code point order, as
     SQLite's and PostgreSQL's "C" collation compare). The rows of a batch's last instant
-    wait for the next batch, which may hold more of them. Equal values are one instant:
-    SQLite keeps a created_at as text in one format, PostgreSQL returns datetimes."""
-    instant, key = itemgetter(at), itemgetter(at, qid)
+    wait for the next batch, which may hold more of them. Values are only compared for
+    equality, never ordered here (the database's order stands): one instant is one value
+    (SQLite keeps a created_at as text in one format; PostgreSQL sends one text per
+    instant in a session, or gives datetimes)."""
+    instant, by_id = itemgetter(at), itemgetter(qid)
     held: list[Any] = []
     for batch in batches:
         rows = held + batch if held else batch
@@ -519,8 +548,10 @@ def _ties_by_id(batches: Iterator[list[Any]], at: int, qid: int) -> Iterator[Any
             cut -= 1
         held = rows[cut:]
         rows = rows[:cut]
-        if len(set(map(instant, rows))) < len(rows):  # ties: sorted by (instant, id)
-            rows.sort(key=key)
-        yield from rows
-    held.sort(key=key)
+        if len(set(map(instant, rows))) == len(rows):  # no two rows at one instant
+            yield from rows
+            continue
+        for _, tied in groupby(rows, key=instant):
+            yield from sorted(tied, key=by_id)
+    held.sort(key=by_id)
     yield from held
