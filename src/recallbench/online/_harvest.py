@@ -289,7 +289,7 @@ def harvest_scan(
     for position, judgment in enumerate(judgments):
         if judgment.source == "manual":
             judged[judgment.query_id].append((position, judgment))
-    pooled, logged, noted = _pool_scan(rows, events.keys() | judged.keys())
+    pooled, logged, noted = _pool_scan(rows, {*events, *judged})
 
     def evidence(
         with_texts: Sequence[_Pooled], withheld: Sequence[_Pooled]
