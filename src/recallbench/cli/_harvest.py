@@ -113,34 +113,42 @@ def harvest(
         return
     if trace_format or read_tools:
         raise ConfigError("--format and --read-tool apply to --traces FILE only")
-    with open_store(store_url, workspace) as store, _without_cycle_collection():
-        # streamed: a log of millions of searches is never held as entries;
-        manual = sorted(
-            store.judgments(source="manual"), key=lambda j: (j.query_id, j.doc_id, j.source)
-        )
-        # in two passes: the log without its texts, then the texts of the sampled queries
-        dataset, stats = make_dataset(
-            store.query_log_scan(since=start, until=end),
-            store.query_log_details,
-            store.feedback_stream(since=start, until=end),
-            manual,
-            name=name,
-            sample_per_intent=sample_per_intent,
-            seed=seed,
-            metadata={"store": store.url, "workspace": workspace, "since": since, "until": until},
-        )
-        if not dataset.queries:
-            dates = "".join(
-                f", {flag} {value}" for flag, value in (("since", since), ("until", until)) if value
+    with _without_cycle_collection():  # the summary too: its hash walks every logged id
+        with open_store(store_url, workspace) as store:
+            # streamed: a log of millions of searches is never held as entries;
+            manual = sorted(
+                store.judgments(source="manual"), key=lambda j: (j.query_id, j.doc_id, j.source)
             )
-            where = f"{store.url} (workspace {workspace!r}{dates})"
-            raise NothingHarvestedError(
-                f"{nothing_harvested(stats, where)}. Nothing written to {out_path}"
+            # in two passes: the log without its texts, then the texts of the sampled queries
+            dataset, stats = make_dataset(
+                store.query_log_scan(since=start, until=end),
+                store.query_log_details,
+                store.feedback_stream(since=start, until=end),
+                manual,
+                name=name,
+                sample_per_intent=sample_per_intent,
+                seed=seed,
+                metadata={
+                    "store": store.url,
+                    "workspace": workspace,
+                    "since": since,
+                    "until": until,
+                },
             )
-        atomic_write_text(out_path, dump_json_dataset(dataset))
-        if mark_golden:
-            store.set_golden(stats.logged_ids)
-    _summary(stats, dataset, out_path)
+            if not dataset.queries:
+                dates = "".join(
+                    f", {flag} {value}"
+                    for flag, value in (("since", since), ("until", until))
+                    if value
+                )
+                where = f"{store.url} (workspace {workspace!r}{dates})"
+                raise NothingHarvestedError(
+                    f"{nothing_harvested(stats, where)}. Nothing written to {out_path}"
+                )
+            atomic_write_text(out_path, dump_json_dataset(dataset))
+            if mark_golden:
+                store.set_golden(stats.logged_ids)
+        _summary(stats, dataset, out_path)
 
 
 @contextmanager
