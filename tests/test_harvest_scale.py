@@ -110,6 +110,22 @@ def test_two_passes_write_the_dataset_of_whole_rows(store: Store, sample: int | 
     assert "unshown v" not in whole and ('"category": "' in whole or sample)
 
 
+def test_two_passes_over_a_window_write_the_dataset_of_its_rows(store: Store) -> None:
+    since, until = T0 + timedelta(seconds=4), T0 + timedelta(seconds=17)
+    entries = store.query_log(since=since, until=until)
+    ids = [e.query_id for e in entries]
+    whole = harvest(entries, store.feedback(ids), store.judgments(ids))
+    manual = sorted(store.judgments(source="manual"), key=lambda j: (j.query_id, j.doc_id))
+    scanned = harvest_scan(
+        store.query_log_scan(since, until),
+        store.query_log_details,
+        store.feedback_stream(since, until),
+        manual,
+    )
+    assert scanned[1] == whole[1] and 0 < whole[1].logged < len(store.query_log())
+    assert dump_json_dataset(scanned[0]) == dump_json_dataset(whole[0])
+
+
 @pytest.mark.parametrize("batch", [1, 7, 16])
 def test_the_same_dataset_whatever_the_batches(
     store: Store, batch: int, monkeypatch: pytest.MonkeyPatch
