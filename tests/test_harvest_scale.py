@@ -7,6 +7,7 @@ memories never shown, categories, withheld texts and odd ids."""
 from __future__ import annotations
 
 import random
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
@@ -220,3 +221,40 @@ def test_a_text_counts_only_for_a_memory_its_search_showed() -> None:
     assert [d.id for d in dataset.documents] == ["d1"]  # d2's text came with d1's search
     dataset, _ = harvest([shown, later], read, [])
     assert {d.id: d.text for d in dataset.documents} == {"d1": "one", "d2": "two"}
+
+
+def test_reading_ahead_passes_errors_on_and_ends_its_thread() -> None:
+    def failing() -> Iterator[list[int]]:
+        yield [1]
+        yield [2]
+        raise RuntimeError("connection lost")
+
+    ahead = _query_log_store._read_ahead(failing())
+    assert next(ahead) == [1]
+    with pytest.raises(RuntimeError, match="connection lost"):
+        list(ahead)
+    closed: list[bool] = []
+
+    def endless() -> Iterator[list[int]]:
+        try:
+            while True:
+                yield [0]
+        finally:
+            closed.append(True)
+
+    threads = threading.active_count()
+    ahead = _query_log_store._read_ahead(endless())
+    assert next(ahead) == [0]
+    ahead.close()  # the reader stops early: the thread closes the batches and ends
+    assert closed == [True] and threading.active_count() == threads
+
+
+def test_a_scan_left_early_ends_its_read(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_query_log_store, "STREAM_BATCH", 3)
+    threads = threading.active_count()
+    rows = store.query_log_scan()
+    first = next(rows)
+    del rows  # its transaction ends, and on PostgreSQL the thread reading ahead
+    assert threading.active_count() == threads
+    ids = [row[0] for row in store.query_log_scan()]  # the store reads on as before
+    assert len(ids) == store.query_log_count() == 400 and ids[0] == first[0]

@@ -8,7 +8,10 @@ write is confined to the store's workspace.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import contextlib
+import queue
+import threading
+from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from itertools import chain, groupby, islice
@@ -198,9 +201,13 @@ class QueryLogStore:
         at = next(i for i, col in enumerate(columns) if col is c.created_at)
         qid = next(i for i, col in enumerate(columns) if col is c.query_id)
         with transaction(self._engine) as connection, _instants_as_text(connection):
-            yield from _ties_by_id(self._batches(connection, query), at, qid)
+            batches = self._batches(connection, query)
+            if connection.dialect.name == "postgresql":  # SQLite reads in this thread
+                yield from _ties_by_id(_read_ahead(batches), at, qid)
+            else:
+                yield from _ties_by_id(batches, at, qid)
 
-    def _batches(self, connection: Connection, query: Any) -> Iterator[list[Any]]:
+    def _batches(self, connection: Connection, query: Any) -> Generator[list[Any]]:
         """The rows of ``query`` in batches of :data:`STREAM_BATCH`, as the driver returns
         them (tuples): a server-side cursor on PostgreSQL. Past the first batch they are
         read from the driver's cursor itself: SQLAlchemy's result rows cost more than
@@ -540,6 +547,44 @@ def _instants_as_text(connection: Connection) -> Iterator[None]:
     finally:
         if before is not None:
             adapters.register_loader(oid, before)
+
+
+_END = object()
+
+
+def _read_ahead(batches: Generator[list[Any]]) -> Iterator[list[Any]]:
+    """``batches`` read by a thread of their own, one batch ahead: the server reads the
+    next batch while this one is pooled (the driver waits for it without holding the
+    interpreter), instead of idling until it is asked. The thread alone runs ``batches``
+    (closed there when the reader stops early); it has ended when this returns."""
+    ahead: queue.Queue[Any] = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    def read() -> None:
+        try:
+            for batch in batches:
+                ahead.put(batch)
+                if stop.is_set():
+                    break
+        except BaseException as error:  # raised where the batches are read
+            ahead.put(error)
+        finally:
+            batches.close()
+        ahead.put(_END)
+
+    reader = threading.Thread(target=read, name="recallbench-read-ahead", daemon=True)
+    reader.start()
+    try:
+        while (batch := ahead.get()) is not _END:
+            if isinstance(batch, BaseException):
+                raise batch
+            yield batch
+    finally:
+        stop.set()
+        while reader.is_alive():  # let it put what it holds, see the stop and end
+            with contextlib.suppress(queue.Empty):
+                ahead.get(timeout=0.05)
+        reader.join()
 
 
 def _ties_by_id(batches: Iterator[list[Any]], at: int, qid: int) -> Iterator[list[Any]]:
