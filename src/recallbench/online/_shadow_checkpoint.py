@@ -118,10 +118,32 @@ def stored_decision(
     checkpoint = store.shadow_checkpoint(test.id)
     if checkpoint is not None and checkpoint.covered_until > end:
         checkpoint = None  # a decision at an earlier moment: from scratch, nothing kept
-    holds = checkpoint is not None and _holds(checkpoint, marks, evidence, counts)
+    held = None if checkpoint is None else _holds(checkpoint, marks, evidence, counts)
+    holds = held is not None and checkpoint is not None
     after = checkpoint.covered_until if holds and checkpoint is not None else None
     keep = after is None or store.shadow_run_count(after, end) >= REFRESH_PAIRS
-    if keep:  # what the new checkpoint took in: read before its pairs, as above
+    # what the new checkpoint took in is read before its pairs, as the marks above: the
+    # late rows about the pairs since, added to its own while its window of ids is under
+    # twice ID_LAG (one read of the window per ID_LAG new rows), else the whole window
+    grow = (
+        keep
+        and held == "above"
+        and checkpoint is not None
+        and all(
+            m - a <= 2 * lag for m, a in zip(marks["marks"], checkpoint.marks["after"], strict=True)
+        )
+    )
+    if grow and checkpoint is not None and after is not None:
+        marks.update(
+            after=checkpoint.marks["after"], labelled_from=checkpoint.marks["labelled_from"]
+        )
+        marks["counts"] = counts(marks["after"], marks["marks"])
+        labelled = marks["labelled_from"]
+        moment = None if labelled is None else datetime.fromisoformat(labelled)
+        since_then = store.late_evidence_between(after, end, marks["after"], moment)
+        added = _late(since_then, marks, marks["after"], since, end)
+        marks.update({name: _union(checkpoint.marks[name], added[name]) for name in LATE})
+    elif keep:
         low, high = tuple(marks["after"]), tuple(marks["marks"])
         marks["counts"] = counts(low, high)
         marks.update(_late(evidence(low, marks["labelled_from"]), marks, low, since, end))
@@ -154,24 +176,27 @@ def _holds(
     now: Mapping[str, Any],
     evidence: Callable[[Sequence[int], str | None], LateEvidence],
     counts: Callable[[Sequence[int], Sequence[int]], list[int]],
-) -> bool:
+) -> str | None:
     """Whether the store still holds what ``checkpoint`` was computed from (module
     docstring): the same test and rule, and the same late pairs, feedback and labels about
     the pairs it covers. When no row came into the id ranges below its marks since (the
-    counts, from the primary keys), only the rows above the marks are read."""
+    counts, from the primary keys), only the rows above the marks are read: "above";
+    "whole" when the window was read; None when it does not hold."""
     marks = checkpoint.marks
     if any(marks.get(name) != now[name] for name in ("since", "rule")):
-        return False
+        return None
     if any(name not in marks for name in ("marks", "after", "counts", *LATE)):
-        return False
+        return None
     low, high = tuple(marks["after"]), tuple(marks["marks"])
     since = datetime.fromisoformat(now["since"])
-    bounds = high if counts(low, high) == marks["counts"] else low
-    found = _late(
-        evidence(bounds, marks["labelled_from"]), marks, bounds, since, checkpoint.covered_until
-    )
+    above = counts(low, high) == marks["counts"]
+    bounds = high if above else low
+    read = evidence(bounds, marks["labelled_from"])
+    found = _late(read, marks, bounds, since, checkpoint.covered_until)
     kept = _within(marks, bounds)
-    return all(found[name] == kept[name] for name in LATE)
+    if any(found[name] != kept[name] for name in LATE):
+        return None
+    return "above" if above else "whole"
 
 
 def _late(
@@ -197,6 +222,12 @@ def _late(
         and (label > bounds[2] or (labelled_from is not None and stamped >= labelled_from))
     )
     return {"late_pairs": pairs, "late_feedback": feedback, "late_judgments": judgments}
+
+
+def _union(kept: list[Any], added: list[Any]) -> list[Any]:
+    """Two sorted lists of late rows (ids, or judgments as lists) as one, sorted, once."""
+    merged = {tuple(item) if isinstance(item, list) else item: item for item in [*kept, *added]}
+    return sorted(merged.values())
 
 
 def _within(marks: Mapping[str, Any], bounds: Sequence[int]) -> dict[str, Any]:

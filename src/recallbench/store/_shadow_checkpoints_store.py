@@ -197,6 +197,43 @@ class ShadowCheckpointStore:
             ]
         return LateEvidence(found_pairs, found_events, found_labels)
 
+    def late_evidence_between(
+        self,
+        after: datetime,
+        until: datetime,
+        bounds: Sequence[int],
+        labelled_from: datetime | None,
+    ) -> LateEvidence:
+        """:meth:`late_evidence` (``bounds``: the three ``*_after`` ids) about the shadow
+        runs with ``after < created_at <= until`` only: read from those runs, so that a
+        few new pairs cost a few look-ups."""
+        s, f, j = shadow_runs.c, feedback_events.c, judgments.c
+        window = (mine(shadow_runs, self.workspace), s.created_at > after, s.created_at <= until)
+        pairs = select(s.created_at, s.id).where(*window, s.id > bounds[0])
+        events = (
+            select(s.created_at, f.id)
+            .select_from(shadow_runs)
+            .join(feedback_events, (f.workspace_id == s.workspace_id) & (f.query_id == s.query_id))
+            .where(*window, f.id > bounds[1])
+        )
+        newer = j.id > bounds[2]
+        changed = newer if labelled_from is None else or_(newer, j.created_at >= labelled_from)
+        labels = (
+            select(s.created_at, j.id, j.created_at, j.grade, j.source)
+            .select_from(shadow_runs)
+            .join(judgments, (j.workspace_id == s.workspace_id) & (j.query_id == s.query_id))
+            .where(*window, changed)
+        )
+        with transaction(self._engine) as connection:
+            return LateEvidence(
+                [(at, int(pair)) for at, pair in connection.execute(pairs)],
+                [(at, int(event)) for at, event in connection.execute(events)],
+                [
+                    (at, int(label), stamped, int(grade), str(source))
+                    for at, label, stamped, grade, source in connection.execute(labels)
+                ],
+            )
+
     def _pair_moments(self, connection: Connection, query_ids: list[str]) -> dict[str, datetime]:
         """Query id -> ``created_at`` of its shadow run, for those that have one."""
         c = shadow_runs.c
