@@ -67,11 +67,13 @@ LATE: Final = ("late_pairs", "late_feedback", "late_judgments")
 
 @dataclass(slots=True)
 class Reads:
-    """The late rows and id counts one command read, by their bounds: tests checked
-    together read them once."""
+    """The marks, late rows and id counts one command read (the rows and counts by their
+    bounds): tests checked together read them once."""
 
     evidence: dict[tuple[Any, ...], LateEvidence] = field(default_factory=dict)
     counts: dict[tuple[int, ...], list[int]] = field(default_factory=dict)
+    marks: tuple[int, int, int, datetime | None] | None = None
+    """The store's marks, read before anything else (:meth:`Store.evidence_marks`)."""
 
 
 def stored_decision(
@@ -92,7 +94,10 @@ def stored_decision(
     sampling SRM's counts."""
     since = test.started_at
     lag = 0 if store.url.startswith("sqlite") else ID_LAG  # SQLite commits in id order
-    pair_mark, feedback_mark, label_mark, latest = store.evidence_marks()
+    read = Reads() if read is None else read
+    if read.marks is None:
+        read.marks = store.evidence_marks()
+    pair_mark, feedback_mark, label_mark, latest = read.marks
     marks: dict[str, Any] = {
         "since": since.isoformat(),
         "rule": json.loads(json.dumps(rule.to_dict())),  # as read back
@@ -100,7 +105,6 @@ def stored_decision(
         "after": [pair_mark - lag, feedback_mark - lag, label_mark - lag],
         "labelled_from": None if latest is None else (latest - LABEL_LAG).isoformat(),
     }
-    read = Reads() if read is None else read
 
     def evidence(bounds: Sequence[int], labelled_from: str | None) -> LateEvidence:
         key = (*bounds, labelled_from)
