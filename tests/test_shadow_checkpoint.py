@@ -247,3 +247,7 @@ def test_the_checkpoint_is_read_when_only_new_pairs_came(
         now = traffic.now()
         assert as_json(decide_test(store, test, now=now)) == from_scratch(store, test, now)
         assert len(started) == 4 + 2
+        kept = store.shadow_checkpoint(test.id)
+        earlier = T0 + timedelta(seconds=SETTLE + 10)  # a decision as it stood back then
+        assert as_json(decide_test(store, test, now=earlier)) == from_scratch(store, test, earlier)
+        assert store.shadow_checkpoint(test.id) == kept  # the later checkpoint stays

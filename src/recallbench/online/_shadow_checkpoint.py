@@ -88,10 +88,10 @@ def stored_decision(
     """The decision (:func:`~recallbench.online._shadow_verdict.decision_of`) on the
     progress of ``test`` over its pairs up to ``end``: its checkpoint's, when it still
     holds, with the pairs since added (module docstring); ``keys``: query id -> query unit
-    key of the pairs (default: :func:`unit_keys`); ``read``: late evidence already read by
-    this command, and id counts, by their bounds (tests checked together read them once);
-    ``sampled``: the
-    sampling SRM's counts."""
+    key of the pairs (default: :func:`unit_keys`); ``read``: what this command read of the
+    store already (tests checked together read it once); ``sampled``: the sampling SRM's
+    counts. A decision at a moment before the kept checkpoint is computed from scratch and
+    keeps nothing (the later checkpoint stays)."""
     since = test.started_at
     lag = 0 if store.url.startswith("sqlite") else ID_LAG  # SQLite commits in id order
     read = Reads() if read is None else read
@@ -120,12 +120,13 @@ def stored_decision(
         return read.counts[key]
 
     checkpoint = store.shadow_checkpoint(test.id)
-    if checkpoint is not None and checkpoint.covered_until > end:
+    earlier = checkpoint is not None and checkpoint.covered_until > end
+    if earlier:
         checkpoint = None  # a decision at an earlier moment: from scratch, nothing kept
     held = None if checkpoint is None else _holds(checkpoint, marks, evidence, counts)
     holds = held is not None and checkpoint is not None
     after = checkpoint.covered_until if holds and checkpoint is not None else None
-    keep = after is None or store.shadow_run_count(after, end) >= REFRESH_PAIRS
+    keep = not earlier and (after is None or store.shadow_run_count(after, end) >= REFRESH_PAIRS)
     # what the new checkpoint took in is read before its pairs, as the marks above: the
     # late rows about the pairs since, added to its own while its window of ids is under
     # twice ID_LAG (one read of the window per ID_LAG new rows), else the whole window
