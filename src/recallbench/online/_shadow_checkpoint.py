@@ -124,42 +124,37 @@ def stored_decision(
     if earlier:
         checkpoint = None  # a decision at an earlier moment: from scratch, nothing kept
     held = None if checkpoint is None else _holds(checkpoint, marks, evidence, counts)
-    holds = held is not None and checkpoint is not None
-    after = checkpoint.covered_until if holds and checkpoint is not None else None
+    base = checkpoint if held is not None else None  # the checkpoint that still holds
+    after = None if base is None else base.covered_until
     keep = not earlier and (after is None or store.shadow_run_count(after, end) >= REFRESH_PAIRS)
     # what the new checkpoint took in is read before its pairs, as the marks above: the
     # late rows about the pairs since, added to its own while its window of ids is under
     # twice ID_LAG (one read of the window per ID_LAG new rows), else the whole window
-    grow = (
+    if (
         keep
+        and base is not None
         and held == "above"
-        and checkpoint is not None
-        and all(
-            m - a <= 2 * lag for m, a in zip(marks["marks"], checkpoint.marks["after"], strict=True)
-        )
-    )
-    if grow and checkpoint is not None and after is not None:
-        marks.update(
-            after=checkpoint.marks["after"], labelled_from=checkpoint.marks["labelled_from"]
-        )
+        and all(m - a <= 2 * lag for m, a in zip(marks["marks"], base.marks["after"], strict=True))
+    ):
+        marks.update(after=base.marks["after"], labelled_from=base.marks["labelled_from"])
         marks["counts"] = counts(marks["after"], marks["marks"])
         labelled = marks["labelled_from"]
         moment = None if labelled is None else datetime.fromisoformat(labelled)
-        since_then = store.late_evidence_between(after, end, marks["after"], moment)
+        since_then = store.late_evidence_between(base.covered_until, end, marks["after"], moment)
         added = _late(since_then, marks, marks["after"], since, end)
-        marks.update({name: _union(checkpoint.marks[name], added[name]) for name in LATE})
+        marks.update({name: _union(base.marks[name], added[name]) for name in LATE})
     elif keep:
         low, high = tuple(marks["after"]), tuple(marks["marks"])
         marks["counts"] = counts(low, high)
         marks.update(_late(evidence(low, marks["labelled_from"]), marks, low, since, end))
     rows, scores = score_test(store, test, end, after=after)
-    if holds and checkpoint is not None and not rows and sampled is None:
-        kept = checkpoint.marks.get("decision")  # nothing added: the decision it gave
+    if base is not None and not rows and sampled is None:
+        kept = base.marks.get("decision")  # nothing added: the decision it gave
         if isinstance(kept, str):
             return decision_from_json(kept)
     progress = None
-    if holds and checkpoint is not None:
-        document = store.shadow_checkpoint_progress(checkpoint)
+    if base is not None:
+        document = store.shadow_checkpoint_progress(base)
         progress = None if document is None else Progress.load(rule, document)
     if progress is None and after is not None:  # the kept one unreadable: every pair again
         rows, scores = score_test(store, test, end)

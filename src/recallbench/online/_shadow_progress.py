@@ -34,7 +34,8 @@ import numpy as np
 from recallbench.core._errors import ConfigError
 from recallbench.online._shadow_guard import GuardColumns
 from recallbench.online._shadow_rule import GraduationRule
-from recallbench.online._shadow_score import PairScore, parse_measure
+from recallbench.online._shadow_score import PairScore
+from recallbench.online._shadow_secondary import secondary_names
 from recallbench.online._shadow_units import Track
 from recallbench.stats._bounded_cs import BoundedCsSettings
 from recallbench.stats._bounded_stream import BoundedCS
@@ -47,8 +48,7 @@ _OUTCOMES: Final = ("win", "tie", "loss")
 def tracked_measures(rule: GraduationRule) -> tuple[str, ...]:
     """The measures a decision reports: the primary, then the secondary ones
     (:mod:`recallbench.online._shadow_secondary`), each once."""
-    k = parse_measure(rule.measure)[1]
-    return tuple(dict.fromkeys((rule.measure, "rr", f"hit@{k}", f"ndcg@{k}", "interleaving")))
+    return tuple(dict.fromkeys((rule.measure, *secondary_names(rule))))
 
 
 def bounded_settings(rule: GraduationRule) -> BoundedCsSettings:

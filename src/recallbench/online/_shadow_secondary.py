@@ -21,14 +21,19 @@ if TYPE_CHECKING:
     from recallbench.online._shadow_progress import Progress
 
 
+def secondary_names(rule: GraduationRule) -> tuple[str, ...]:
+    """The measures a decision reports beside its primary (at the primary's cutoff)."""
+    k = parse_measure(rule.measure)[1]
+    return ("rr", f"hit@{k}", f"ndcg@{k}", "interleaving")
+
+
 def secondary_measures(rule: GraduationRule, tracks: Mapping[str, Track]) -> dict[str, Secondary]:
     """Mean differences of the other measures, over the same units and by the same
     exposure rule as the primary (a click measure of pairs the agent saw only the
     control's list of is no evidence), from each measure's observations (``tracks``,
     :class:`recallbench.online._shadow_progress.Progress`)."""
     found = {}
-    k = parse_measure(rule.measure)[1]
-    for measure in ("rr", f"hit@{k}", f"ndcg@{k}", "interleaving"):
+    for measure in secondary_names(rule):
         values = tracks[measure].values
         found[measure] = Secondary(len(values), sum(values) / len(values) if values else None)
     return found

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, delete, func, or_, select
+from sqlalchemy import ColumnElement, Connection, Engine, delete, func, or_, select
 
 from recallbench.store._engine import transaction
 from recallbench.store._rows import chunks
@@ -162,40 +162,7 @@ class ShadowCheckpointStore:
         feedback_after`` and the judgments with ``id > judgments_after`` or ``created_at >=
         labelled_from`` (a label changed in place keeps its id) about shadow runs, of any
         window (one read serves every test)."""
-        s, f, j = shadow_runs.c, feedback_events.c, judgments.c
-        ours = mine(shadow_runs, self.workspace)
-        pairs = select(s.created_at, s.id).where(ours, s.id > pairs_after)
-        events = (
-            select(s.created_at, f.id)
-            .select_from(feedback_events)
-            .join(shadow_runs, (s.workspace_id == f.workspace_id) & (s.query_id == f.query_id))
-            .where(mine(feedback_events, self.workspace), f.id > feedback_after)
-        )
-        newer = j.id > judgments_after
-        changed = newer if labelled_from is None else or_(newer, j.created_at >= labelled_from)
-        labels = (
-            select(s.created_at, j.id, j.created_at, j.grade, j.source)
-            .select_from(judgments)
-            .join(shadow_runs, (s.workspace_id == j.workspace_id) & (s.query_id == j.query_id))
-            .where(mine(judgments, self.workspace), changed)
-        )
-        with transaction(self._engine) as connection:
-            found_pairs = [(at, int(pair)) for at, pair in connection.execute(pairs)]
-            if connection.dialect.name == "sqlite":
-                # its planner walks every pair for the join: the few events first instead
-                recent = select(f.query_id, f.id).where(
-                    mine(feedback_events, self.workspace), f.id > feedback_after
-                )
-                rows = connection.execute(recent).all()
-                moments = self._pair_moments(connection, [str(row[0]) for row in rows])
-                found_events = [(moments[q], int(e)) for q, e in rows if q in moments]
-            else:
-                found_events = [(at, int(event)) for at, event in connection.execute(events)]
-            found_labels = [
-                (at, int(label), stamped, int(grade), str(source))
-                for at, label, stamped, grade, source in connection.execute(labels)
-            ]
-        return LateEvidence(found_pairs, found_events, found_labels)
+        return self._late_rows((), (pairs_after, feedback_after, judgments_after), labelled_from)
 
     def late_evidence_between(
         self,
@@ -207,32 +174,51 @@ class ShadowCheckpointStore:
         """:meth:`late_evidence` (``bounds``: the three ``*_after`` ids) about the shadow
         runs with ``after < created_at <= until`` only: read from those runs, so that a
         few new pairs cost a few look-ups."""
+        c = shadow_runs.c
+        return self._late_rows((c.created_at > after, c.created_at <= until), bounds, labelled_from)
+
+    def _late_rows(
+        self,
+        window: Sequence[ColumnElement[bool]],
+        bounds: Sequence[int],
+        labelled_from: datetime | None,
+    ) -> LateEvidence:
+        """:meth:`late_evidence` about the shadow runs that match ``window``."""
         s, f, j = shadow_runs.c, feedback_events.c, judgments.c
-        window = (mine(shadow_runs, self.workspace), s.created_at > after, s.created_at <= until)
-        pairs = select(s.created_at, s.id).where(*window, s.id > bounds[0])
+        pairs = select(s.created_at, s.id).where(
+            mine(shadow_runs, self.workspace), *window, s.id > bounds[0]
+        )
         events = (
             select(s.created_at, f.id)
-            .select_from(shadow_runs)
-            .join(feedback_events, (f.workspace_id == s.workspace_id) & (f.query_id == s.query_id))
-            .where(*window, f.id > bounds[1])
+            .select_from(feedback_events)
+            .join(shadow_runs, (s.workspace_id == f.workspace_id) & (s.query_id == f.query_id))
+            .where(mine(feedback_events, self.workspace), f.id > bounds[1], *window)
         )
         newer = j.id > bounds[2]
         changed = newer if labelled_from is None else or_(newer, j.created_at >= labelled_from)
         labels = (
             select(s.created_at, j.id, j.created_at, j.grade, j.source)
-            .select_from(shadow_runs)
-            .join(judgments, (j.workspace_id == s.workspace_id) & (j.query_id == s.query_id))
-            .where(*window, changed)
+            .select_from(judgments)
+            .join(shadow_runs, (s.workspace_id == j.workspace_id) & (s.query_id == j.query_id))
+            .where(mine(judgments, self.workspace), changed, *window)
         )
         with transaction(self._engine) as connection:
-            return LateEvidence(
-                [(at, int(pair)) for at, pair in connection.execute(pairs)],
-                [(at, int(event)) for at, event in connection.execute(events)],
-                [
-                    (at, int(label), stamped, int(grade), str(source))
-                    for at, label, stamped, grade, source in connection.execute(labels)
-                ],
-            )
+            found_pairs = [(at, int(pair)) for at, pair in connection.execute(pairs)]
+            if connection.dialect.name == "sqlite" and not window:
+                # its planner walks every pair for the join: the few events first instead
+                recent = select(f.query_id, f.id).where(
+                    mine(feedback_events, self.workspace), f.id > bounds[1]
+                )
+                rows = connection.execute(recent).all()
+                moments = self._pair_moments(connection, [str(row[0]) for row in rows])
+                found_events = [(moments[q], int(e)) for q, e in rows if q in moments]
+            else:
+                found_events = [(at, int(event)) for at, event in connection.execute(events)]
+            found_labels = [
+                (at, int(label), stamped, int(grade), str(source))
+                for at, label, stamped, grade, source in connection.execute(labels)
+            ]
+        return LateEvidence(found_pairs, found_events, found_labels)
 
     def _pair_moments(self, connection: Connection, query_ids: list[str]) -> dict[str, datetime]:
         """Query id -> ``created_at`` of its shadow run, for those that have one."""
