@@ -34,8 +34,7 @@ import numpy as np
 from recallbench.core._errors import ConfigError
 from recallbench.online._shadow_guard import GuardColumns
 from recallbench.online._shadow_rule import GraduationRule
-from recallbench.online._shadow_score import PairScore
-from recallbench.online._shadow_secondary import secondary_names
+from recallbench.online._shadow_score import PairScore, parse_measure
 from recallbench.online._shadow_units import Track
 from recallbench.stats._bounded_cs import BoundedCsSettings
 from recallbench.stats._bounded_stream import BoundedCS
@@ -43,6 +42,13 @@ from recallbench.stats._bounded_stream import BoundedCS
 FORMAT: Final = 1
 """Version of :meth:`Progress.dump`'s document; another version is not read (rebuilt)."""
 _OUTCOMES: Final = ("win", "tie", "loss")
+
+
+def secondary_names(rule: GraduationRule) -> tuple[str, ...]:
+    """The measures a decision reports beside its primary, at the primary's cutoff
+    (:mod:`recallbench.online._shadow_secondary`)."""
+    k = parse_measure(rule.measure)[1]
+    return ("rr", f"hit@{k}", f"ndcg@{k}", "interleaving")
 
 
 def tracked_measures(rule: GraduationRule) -> tuple[str, ...]:

@@ -9,22 +9,13 @@ length.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from recallbench.online._shadow_decision import Secondary
+from recallbench.online._shadow_progress import Progress, secondary_names
 from recallbench.online._shadow_rule import GraduationRule
-from recallbench.online._shadow_score import parse_measure
 from recallbench.online._shadow_units import Track
 from recallbench.stats._interleaving import summary_from_counts
-
-if TYPE_CHECKING:
-    from recallbench.online._shadow_progress import Progress
-
-
-def secondary_names(rule: GraduationRule) -> tuple[str, ...]:
-    """The measures a decision reports beside its primary (at the primary's cutoff)."""
-    k = parse_measure(rule.measure)[1]
-    return ("rr", f"hit@{k}", f"ndcg@{k}", "interleaving")
 
 
 def secondary_measures(rule: GraduationRule, tracks: Mapping[str, Track]) -> dict[str, Secondary]:
